@@ -1,0 +1,225 @@
+package dev.varve.storage;
+
+import org.apache.kafka.common.InvalidRecordException;
+import org.apache.kafka.common.errors.CorruptRecordException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.AbstractIterator;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.common.utils.internals.CloseableIterator;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Checks batches before anything is written and assigns their offsets. Pure: no I/O, no clock (the
+ * time is a parameter). Every batch of a request is checked before the first offset is assigned,
+ * so a request with one bad batch changes nothing.
+ *
+ * <p>Errors are Kafka's exception types, so the broker maps them to wire error codes directly:
+ * {@link CorruptRecordException} (CORRUPT_MESSAGE: bad CRC or framing), {@link RecordTooLargeException}
+ * (MESSAGE_TOO_LARGE), {@link InvalidRecordException} (INVALID_RECORD) and
+ * {@link InvalidTimestampException} (INVALID_TIMESTAMP).
+ */
+public final class BatchValidator {
+    private BatchValidator() {
+    }
+
+    /**
+     * Validates batches from a producer and rewrites them in place: offsets from {@code nextOffset},
+     * the leader epoch, LogAppendTime or corrected CreateTime maximum timestamps.
+     */
+    public static LogAppendInfo validateAndAssignOffsets(MemoryRecords records, long nextOffset, int leaderEpoch,
+                                                         LogConfig config, long nowMs) {
+        List<MutableRecordBatch> batches = framedBatches(records);
+        if (batches.isEmpty()) {
+            return LogAppendInfo.EMPTY;
+        }
+        long[] maxRecordTimestamps = new long[batches.size()];
+        int totalRecords = 0;
+        for (int i = 0; i < batches.size(); i++) {
+            MutableRecordBatch batch = batches.get(i);
+            checkBatchHeader(batch, config);
+            if (batch.baseOffset() != 0) {
+                throw new InvalidRecordException("the base offset of a produced batch must be 0, not " + batch.baseOffset());
+            }
+            if (batch.isControlBatch()) {
+                throw new InvalidRecordException("clients may not send control batches");
+            }
+            maxRecordTimestamps[i] = checkRecords(batch, config, nowMs);
+            totalRecords += batch.countOrNull();
+        }
+
+        // Everything is valid: assign offsets and stamp the batches.
+        long offset = nextOffset;
+        long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        long offsetOfMaxTimestamp = -1;
+        boolean logAppendTime = config.timestampType() == TimestampType.LOG_APPEND_TIME;
+        for (int i = 0; i < batches.size(); i++) {
+            MutableRecordBatch batch = batches.get(i);
+            int count = batch.countOrNull();
+            batch.setLastOffset(offset + count - 1);
+            batch.setPartitionLeaderEpoch(leaderEpoch);
+            if (logAppendTime) {
+                batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, nowMs);
+            } else {
+                batch.setMaxTimestamp(TimestampType.CREATE_TIME, maxRecordTimestamps[i]);
+            }
+            if (batch.maxTimestamp() > maxTimestamp) {
+                maxTimestamp = batch.maxTimestamp();
+                offsetOfMaxTimestamp = batch.lastOffset();
+            }
+            offset += count;
+        }
+        return new LogAppendInfo(nextOffset, offset - 1, maxTimestamp, offsetOfMaxTimestamp,
+                logAppendTime ? nowMs : RecordBatch.NO_TIMESTAMP, totalRecords, batches.size(), records.sizeInBytes());
+    }
+
+    /**
+     * Validates batches replicated from a leader: offsets are already assigned and must start at or
+     * after {@code logEndOffset} and increase; contents are protected by the CRC.
+     */
+    public static LogAppendInfo validateReplicated(MemoryRecords records, long logEndOffset) {
+        List<MutableRecordBatch> batches = framedBatches(records);
+        if (batches.isEmpty()) {
+            return LogAppendInfo.EMPTY;
+        }
+        long expectedAtLeast = logEndOffset;
+        long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        long offsetOfMaxTimestamp = -1;
+        int totalRecords = 0;
+        for (MutableRecordBatch batch : batches) {
+            checkMagicAndCrc(batch);
+            if (batch.baseOffset() < expectedAtLeast || batch.lastOffset() < batch.baseOffset()) {
+                throw new InvalidRecordException("replicated batch " + batch.baseOffset() + "-" + batch.lastOffset()
+                        + " does not follow offset " + (expectedAtLeast - 1));
+            }
+            expectedAtLeast = batch.lastOffset() + 1;
+            if (batch.maxTimestamp() > maxTimestamp) {
+                maxTimestamp = batch.maxTimestamp();
+                offsetOfMaxTimestamp = batch.lastOffset();
+            }
+            Integer count = batch.countOrNull();
+            totalRecords += count == null ? 0 : count;
+        }
+        return new LogAppendInfo(batches.get(0).baseOffset(), expectedAtLeast - 1, maxTimestamp, offsetOfMaxTimestamp,
+                RecordBatch.NO_TIMESTAMP, totalRecords, batches.size(), records.sizeInBytes());
+    }
+
+    /** Splits the buffer into batches; the batches must cover it exactly (no partial trailing batch). */
+    private static List<MutableRecordBatch> framedBatches(MemoryRecords records) {
+        List<MutableRecordBatch> batches = new ArrayList<>();
+        int covered = 0;
+        try {
+            AbstractIterator<MutableRecordBatch> it = records.batchIterator();
+            while (it.hasNext()) {
+                MutableRecordBatch batch = it.next();
+                covered += batch.sizeInBytes();
+                batches.add(batch);
+            }
+        } catch (CorruptRecordException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new CorruptRecordException("malformed record batch framing: " + e.getMessage());
+        }
+        if (covered != records.sizeInBytes()) {
+            throw new CorruptRecordException("record set of " + records.sizeInBytes() + " bytes ends with "
+                    + (records.sizeInBytes() - covered) + " bytes that are not a whole batch");
+        }
+        return batches;
+    }
+
+    private static void checkMagicAndCrc(RecordBatch batch) {
+        if (batch.magic() != RecordBatch.MAGIC_VALUE_V2) {
+            throw new InvalidRecordException("record batch magic " + batch.magic() + " is not supported; only v2 batches are");
+        }
+        if (!batch.isValid()) {
+            throw new CorruptRecordException("record batch at offset " + batch.baseOffset() + " fails its CRC check");
+        }
+    }
+
+    private static void checkBatchHeader(RecordBatch batch, LogConfig config) {
+        if (batch.sizeInBytes() > config.maxMessageBytes()) {
+            throw new RecordTooLargeException("record batch of " + batch.sizeInBytes()
+                    + " bytes is larger than max.message.bytes (" + config.maxMessageBytes() + ")");
+        }
+        checkMagicAndCrc(batch);
+        long countFromOffsets = batch.lastOffset() - batch.baseOffset() + 1;
+        Integer count = batch.countOrNull();
+        if (count == null || count <= 0) {
+            throw new InvalidRecordException("record batch declares " + count + " records");
+        }
+        if (countFromOffsets != count) {
+            throw new InvalidRecordException("record batch offset range " + countFromOffsets
+                    + " does not match its record count " + count);
+        }
+    }
+
+    /**
+     * Walks the records of a batch (skipping keys and values, so nothing is allocated by their
+     * declared sizes): offsets consecutive, count as declared, timestamps within bounds.
+     *
+     * @return the largest record timestamp
+     */
+    private static long checkRecords(RecordBatch batch, LogConfig config, long nowMs) {
+        int expected = batch.countOrNull();
+        long maxTimestamp = RecordBatch.NO_TIMESTAMP;
+        boolean checkTimestamps = config.timestampType() == TimestampType.CREATE_TIME;
+        int seen = 0;
+        try (CloseableIterator<Record> records = recordsOf(batch)) {
+            while (records.hasNext()) {
+                Record record = records.next();
+                if (record.offset() != batch.baseOffset() + seen) {
+                    throw new InvalidRecordException("record " + seen + " of a batch has offset delta "
+                            + (record.offset() - batch.baseOffset()));
+                }
+                long ts = record.timestamp();
+                if (checkTimestamps) {
+                    checkTimestamp(ts, config, nowMs);
+                }
+                maxTimestamp = Math.max(maxTimestamp, ts);
+                seen++;
+                if (seen > expected) {
+                    break;
+                }
+            }
+        } catch (InvalidRecordException | InvalidTimestampException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new InvalidRecordException("malformed record in batch: " + e);
+        }
+        if (seen != expected) {
+            throw new InvalidRecordException("record batch declares " + expected + " records but holds " + (seen > expected ? "more" : seen));
+        }
+        return maxTimestamp;
+    }
+
+    private static CloseableIterator<Record> recordsOf(RecordBatch batch) {
+        if (batch instanceof MutableRecordBatch mutable) {
+            return mutable.skipKeyValueIterator(BufferSupplier.NO_CACHING);
+        }
+        return batch.streamingIterator(BufferSupplier.NO_CACHING);
+    }
+
+    private static void checkTimestamp(long ts, LogConfig config, long nowMs) {
+        if (ts == RecordBatch.NO_TIMESTAMP) {
+            return;
+        }
+        if (ts < 0) {
+            throw new InvalidTimestampException("record timestamp " + ts + " is negative");
+        }
+        if (nowMs - ts > config.timestampBeforeMaxMs()) {
+            throw new InvalidTimestampException("record timestamp " + ts + " is more than message.timestamp.before.max.ms ("
+                    + config.timestampBeforeMaxMs() + ") before the broker time " + nowMs);
+        }
+        if (ts - nowMs > config.timestampAfterMaxMs()) {
+            throw new InvalidTimestampException("record timestamp " + ts + " is more than message.timestamp.after.max.ms ("
+                    + config.timestampAfterMaxMs() + ") after the broker time " + nowMs);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.varve.storage;
+
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.record.TimestampType;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+
+/**
+ * Per-partition log settings, under Kafka's topic-level key names (plus {@code retention.messages},
+ * a Varve addition). Values are validated by Kafka's own {@link ConfigDef}, so a bad value is
+ * refused with a message naming the key.
+ *
+ * @param segmentBytes          roll the active segment when it would grow past this many bytes
+ * @param segmentMs             roll the active segment when its first batch is this old
+ * @param segmentIndexBytes     preallocated size of each index file; a full index rolls the segment
+ * @param indexIntervalBytes    bytes of log between two offset-index entries
+ * @param retentionMs           delete segments whose newest record is older than this; -1 keeps forever
+ * @param retentionBytes        delete the oldest segments while the log is larger than this; -1: no limit
+ * @param retentionMessages     delete the oldest segments while more than this many offsets would remain; -1: no limit
+ * @param flushMessages         fsync after this many appended records (1 = before every append returns)
+ * @param flushMs               fsync when the last fsync is older than this
+ * @param maxMessageBytes       largest record batch accepted, in bytes
+ * @param fileDeleteDelayMs     how long a deleted segment's files stay (renamed *.deleted) for in-flight readers
+ * @param timestampType         CreateTime (producer's) or LogAppendTime (broker's clock)
+ * @param timestampBeforeMaxMs  reject CreateTime timestamps older than now minus this
+ * @param timestampAfterMaxMs   reject CreateTime timestamps newer than now plus this
+ */
+public record LogConfig(
+        int segmentBytes,
+        long segmentMs,
+        int segmentIndexBytes,
+        int indexIntervalBytes,
+        long retentionMs,
+        long retentionBytes,
+        long retentionMessages,
+        long flushMessages,
+        long flushMs,
+        int maxMessageBytes,
+        long fileDeleteDelayMs,
+        TimestampType timestampType,
+        long timestampBeforeMaxMs,
+        long timestampAfterMaxMs) {
+
+    /** Varve's record-count retention limit (no Kafka equivalent). */
+    public static final String RETENTION_MESSAGES_CONFIG = "retention.messages";
+
+    /** The smallest segment size accepted (Kafka refuses below 1 MiB; small values help tests). */
+    public static final int MIN_SEGMENT_BYTES = 256;
+
+    /** The smallest index size accepted: room for a few entries of each index. */
+    public static final int MIN_INDEX_BYTES = 64;
+
+    private static final ConfigDef DEF = new ConfigDef()
+            .define(TopicConfig.SEGMENT_BYTES_CONFIG, ConfigDef.Type.INT, 1024 * 1024 * 1024, atLeast(MIN_SEGMENT_BYTES),
+                    ConfigDef.Importance.HIGH, TopicConfig.SEGMENT_BYTES_DOC)
+            .define(TopicConfig.SEGMENT_MS_CONFIG, ConfigDef.Type.LONG, 7 * 24 * 60 * 60 * 1000L, atLeast(1),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.SEGMENT_MS_DOC)
+            .define(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG, ConfigDef.Type.INT, 10 * 1024 * 1024, atLeast(MIN_INDEX_BYTES),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.SEGMENT_INDEX_BYTES_DOC)
+            .define(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG, ConfigDef.Type.INT, 4096, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.INDEX_INTERVAL_BYTES_DOC)
+            .define(TopicConfig.RETENTION_MS_CONFIG, ConfigDef.Type.LONG, 7 * 24 * 60 * 60 * 1000L, atLeast(-1),
+                    ConfigDef.Importance.HIGH, TopicConfig.RETENTION_MS_DOC)
+            .define(TopicConfig.RETENTION_BYTES_CONFIG, ConfigDef.Type.LONG, -1L, atLeast(-1),
+                    ConfigDef.Importance.HIGH, TopicConfig.RETENTION_BYTES_DOC)
+            .define(RETENTION_MESSAGES_CONFIG, ConfigDef.Type.LONG, -1L, atLeast(-1),
+                    ConfigDef.Importance.MEDIUM, "Delete the oldest segments while more than this many offsets would remain; -1 for no limit.")
+            .define(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(1),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.FLUSH_MESSAGES_INTERVAL_DOC)
+            .define(TopicConfig.FLUSH_MS_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.FLUSH_MS_DOC)
+            .define(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, ConfigDef.Type.INT, 1024 * 1024 + 12, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MAX_MESSAGE_BYTES_DOC)
+            .define(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, ConfigDef.Type.LONG, 60_000L, atLeast(0),
+                    ConfigDef.Importance.LOW, TopicConfig.FILE_DELETE_DELAY_MS_DOC)
+            .define(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, ConfigDef.Type.STRING, "CreateTime",
+                    ConfigDef.ValidString.in("CreateTime", "LogAppendTime"),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_TYPE_DOC)
+            .define(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_DOC)
+            .define(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, ConfigDef.Type.LONG, 60 * 60 * 1000L, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_DOC);
+
+    /** Kafka's defaults. */
+    public static final LogConfig DEFAULT = fromMap(Map.of());
+
+    public LogConfig {
+        if (segmentBytes < MIN_SEGMENT_BYTES) {
+            throw new ConfigException(TopicConfig.SEGMENT_BYTES_CONFIG, segmentBytes, "must be at least " + MIN_SEGMENT_BYTES);
+        }
+        if (segmentIndexBytes < MIN_INDEX_BYTES) {
+            throw new ConfigException(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG, segmentIndexBytes, "must be at least " + MIN_INDEX_BYTES);
+        }
+        if (flushMessages < 1) {
+            throw new ConfigException(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, flushMessages, "must be at least 1");
+        }
+    }
+
+    /** Parses Kafka-named keys; unknown keys are ignored here (the broker warns about them). */
+    public static LogConfig fromMap(Map<String, ?> props) {
+        Map<String, Object> parsed = DEF.parse(props);
+        return new LogConfig(
+                (Integer) parsed.get(TopicConfig.SEGMENT_BYTES_CONFIG),
+                (Long) parsed.get(TopicConfig.SEGMENT_MS_CONFIG),
+                (Integer) parsed.get(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
+                (Integer) parsed.get(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
+                (Long) parsed.get(TopicConfig.RETENTION_MS_CONFIG),
+                (Long) parsed.get(TopicConfig.RETENTION_BYTES_CONFIG),
+                (Long) parsed.get(RETENTION_MESSAGES_CONFIG),
+                (Long) parsed.get(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
+                (Long) parsed.get(TopicConfig.FLUSH_MS_CONFIG),
+                (Integer) parsed.get(TopicConfig.MAX_MESSAGE_BYTES_CONFIG),
+                (Long) parsed.get(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
+                TimestampType.forName((String) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)),
+                (Long) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
+                (Long) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+    }
+
+    /** This config with some keys overridden (Kafka key names). */
+    public LogConfig with(Map<String, ?> overrides) {
+        Map<String, Object> merged = new HashMap<>(toMap());
+        merged.putAll(overrides);
+        return fromMap(merged);
+    }
+
+    /** This config with one key overridden. */
+    public LogConfig with(String key, Object value) {
+        return with(Map.of(key, value));
+    }
+
+    /** The keys this class understands. */
+    public static java.util.Set<String> names() {
+        return DEF.names();
+    }
+
+    /** Every setting under its Kafka key. */
+    public Map<String, Object> toMap() {
+        Map<String, Object> m = new HashMap<>();
+        m.put(TopicConfig.SEGMENT_BYTES_CONFIG, segmentBytes);
+        m.put(TopicConfig.SEGMENT_MS_CONFIG, segmentMs);
+        m.put(TopicConfig.SEGMENT_INDEX_BYTES_CONFIG, segmentIndexBytes);
+        m.put(TopicConfig.INDEX_INTERVAL_BYTES_CONFIG, indexIntervalBytes);
+        m.put(TopicConfig.RETENTION_MS_CONFIG, retentionMs);
+        m.put(TopicConfig.RETENTION_BYTES_CONFIG, retentionBytes);
+        m.put(RETENTION_MESSAGES_CONFIG, retentionMessages);
+        m.put(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, flushMessages);
+        m.put(TopicConfig.FLUSH_MS_CONFIG, flushMs);
+        m.put(TopicConfig.MAX_MESSAGE_BYTES_CONFIG, maxMessageBytes);
+        m.put(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, fileDeleteDelayMs);
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, timestampType.name);
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, timestampBeforeMaxMs);
+        m.put(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, timestampAfterMaxMs);
+        return m;
+    }
+}

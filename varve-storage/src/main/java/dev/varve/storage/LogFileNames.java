@@ -1,0 +1,78 @@
+package dev.varve.storage;
+
+import org.apache.kafka.common.TopicPartition;
+
+import java.io.File;
+import java.util.OptionalLong;
+
+/** File and directory names, as Kafka spells them, so Kafka's tools recognise Varve's files. */
+public final class LogFileNames {
+    public static final String LOG_SUFFIX = ".log";
+    public static final String INDEX_SUFFIX = ".index";
+    public static final String TIME_INDEX_SUFFIX = ".timeindex";
+    /** Appended to a segment's files when it is scheduled for deletion. */
+    public static final String DELETED_SUFFIX = ".deleted";
+    /** Appended to a partition directory name (after a unique id) when the partition is deleted. */
+    public static final String DELETE_DIR_SUFFIX = "-delete";
+    public static final String LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint";
+    public static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
+    public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
+    public static final String HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint";
+    public static final String CLEAN_SHUTDOWN_MARKER = ".kafka_cleanshutdown";
+
+    private LogFileNames() {
+    }
+
+    /** The 20-digit zero-padded form of an offset, as in {@code 00000000000000000042.log}. */
+    public static String filenamePrefix(long offset) {
+        return String.format("%020d", offset);
+    }
+
+    public static File logFile(File dir, long baseOffset) {
+        return new File(dir, filenamePrefix(baseOffset) + LOG_SUFFIX);
+    }
+
+    public static File offsetIndexFile(File dir, long baseOffset) {
+        return new File(dir, filenamePrefix(baseOffset) + INDEX_SUFFIX);
+    }
+
+    public static File timeIndexFile(File dir, long baseOffset) {
+        return new File(dir, filenamePrefix(baseOffset) + TIME_INDEX_SUFFIX);
+    }
+
+    /** The base offset named by a segment file, or empty when the name is not one of ours. */
+    public static OptionalLong baseOffsetOf(String fileName, String suffix) {
+        if (!fileName.endsWith(suffix)) {
+            return OptionalLong.empty();
+        }
+        String prefix = fileName.substring(0, fileName.length() - suffix.length());
+        if (prefix.length() != 20 || !prefix.chars().allMatch(Character::isDigit)) {
+            return OptionalLong.empty();
+        }
+        try {
+            return OptionalLong.of(Long.parseLong(prefix));
+        } catch (NumberFormatException e) {
+            return OptionalLong.empty();
+        }
+    }
+
+    public static String dirName(TopicPartition tp) {
+        return tp.topic() + "-" + tp.partition();
+    }
+
+    /**
+     * The partition a live partition directory holds ({@code <topic>-<partition>}), or null when the
+     * name is not one (deleted, temporary or foreign directories).
+     */
+    public static TopicPartition parseDirName(String name) {
+        int dash = name.lastIndexOf('-');
+        if (dash <= 0 || dash == name.length() - 1 || name.endsWith(DELETE_DIR_SUFFIX)) {
+            return null;
+        }
+        String partition = name.substring(dash + 1);
+        if (!partition.chars().allMatch(Character::isDigit) || partition.length() > 9) {
+            return null;
+        }
+        return new TopicPartition(name.substring(0, dash), Integer.parseInt(partition));
+    }
+}

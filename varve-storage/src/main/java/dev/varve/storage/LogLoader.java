@@ -1,0 +1,186 @@
+package dev.varve.storage;
+
+import dev.varve.storage.checkpoint.CorruptCheckpointException;
+import dev.varve.storage.index.CorruptIndexException;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.TreeMap;
+
+/**
+ * Opens a partition directory: removes leftovers of interrupted deletions, opens segments in offset
+ * order, and after an unclean shutdown recovers every segment at or past the recovery point (valid
+ * prefix kept, torn or corrupt tail cut, indexes rebuilt). A corrupt segment never stops the load:
+ * it is cut back to its last valid batch and the segments after it are removed, because offsets
+ * past a hole cannot be trusted to be contiguous.
+ */
+final class LogLoader {
+    private static final Logger LOG = LoggerFactory.getLogger(LogLoader.class);
+
+    /** What is known about the partition from its directory's checkpoint files. */
+    record Checkpoints(long logStartOffset, long recoveryPoint, long highWatermark, boolean cleanShutdown) {
+        static final Checkpoints NEW = new Checkpoints(0, 0, 0, true);
+    }
+
+    record Loaded(LogSegments segments, LeaderEpochCache epochCache, long logStartOffset, long logEndOffset,
+                  long recoveryPoint, long highWatermark) {
+    }
+
+    private LogLoader() {
+    }
+
+    static Loaded load(File dir, TopicPartition tp, LogConfig config, Checkpoints checkpoints, long nowMs) throws IOException {
+        Files.createDirectories(dir.toPath());
+        TreeMap<Long, File> logFiles = new TreeMap<>();
+        File[] files = dir.listFiles();
+        if (files == null) {
+            throw new IOException("cannot list " + dir);
+        }
+        for (File f : files) {
+            String name = f.getName();
+            if (name.endsWith(LogFileNames.DELETED_SUFFIX) || name.endsWith(".tmp")) {
+                Files.deleteIfExists(f.toPath());
+                continue;
+            }
+            OptionalLong base = LogFileNames.baseOffsetOf(name, LogFileNames.LOG_SUFFIX);
+            if (base.isPresent()) {
+                logFiles.put(base.getAsLong(), f);
+            }
+        }
+        // Index files whose log file is gone are leftovers of an interrupted deletion.
+        for (File f : files) {
+            for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX)) {
+                OptionalLong base = LogFileNames.baseOffsetOf(f.getName(), suffix);
+                if (base.isPresent() && !logFiles.containsKey(base.getAsLong())) {
+                    Files.deleteIfExists(f.toPath());
+                }
+            }
+        }
+
+        LeaderEpochCache epochCache;
+        boolean rebuildEpochs = false;
+        try {
+            epochCache = LeaderEpochCache.load(dir);
+        } catch (CorruptCheckpointException e) {
+            LOG.warn("{}: {}; rebuilding the leader epoch cache from the log", tp, e.getMessage());
+            epochCache = LeaderEpochCache.empty(dir);
+            rebuildEpochs = true;
+        }
+
+        LogSegments segments = new LogSegments();
+        for (long base : logFiles.keySet()) {
+            segments.add(LogSegment.open(dir, base, config, nowMs));
+        }
+
+        long recoveryPoint = checkpoints.recoveryPoint();
+        SegmentRecovery recovery = new SegmentRecovery();
+        LeaderEpochCache cache = epochCache;
+        if (!checkpoints.cleanShutdown()) {
+            recoveryPoint = recoverUnflushed(tp, segments, recoveryPoint, recovery, cache);
+        } else {
+            checkIndexes(tp, segments, recovery, cache);
+        }
+        if (rebuildEpochs) {
+            cache.clear(); // recovery may have assigned epochs of the unflushed tail only
+            for (LogSegment s : segments.all()) {
+                s.log().batches().forEach(b -> cache.assign(b.partitionLeaderEpoch(), b.baseOffset()));
+            }
+        }
+
+        if (segments.isEmpty()) {
+            long start = checkpoints.logStartOffset();
+            segments.add(LogSegment.open(dir, start, config, nowMs));
+        }
+        long logEndOffset = segments.active().readNextOffset();
+        long logStartOffset = Math.max(checkpoints.logStartOffset(), segments.first().baseOffset());
+        if (logStartOffset > logEndOffset) {
+            // The records below the checkpointed log start offset are gone (deleted or lost with an
+            // unflushed tail): start an empty log there, as Kafka does.
+            LOG.warn("{}: log start offset {} is past the log end {}; starting an empty log at {}",
+                    tp, logStartOffset, logEndOffset, logStartOffset);
+            for (LogSegment s : segments.all()) {
+                s.deleteIfExists();
+            }
+            segments = new LogSegments();
+            segments.add(LogSegment.open(dir, logStartOffset, config, nowMs));
+            cache.clear();
+            logEndOffset = logStartOffset;
+        }
+        cache.truncateFromEnd(logEndOffset);
+        cache.truncateFromStart(logStartOffset);
+        recoveryPoint = checkpoints.cleanShutdown() ? logEndOffset : Math.min(recoveryPoint, logEndOffset);
+        long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
+        return new Loaded(segments, cache, logStartOffset, logEndOffset, recoveryPoint, hw);
+    }
+
+    /** Recovers segments at or past the recovery point; returns the recovery point to keep. */
+    private static long recoverUnflushed(TopicPartition tp, LogSegments segments, long recoveryPoint,
+                                         SegmentRecovery recovery, LeaderEpochCache cache) throws IOException {
+        List<LogSegment> all = new ArrayList<>(segments.all());
+        boolean truncatedAHole = false;
+        for (int i = 0; i < all.size(); i++) {
+            LogSegment s = all.get(i);
+            if (truncatedAHole) {
+                LOG.warn("{}: deleting {} which follows a truncated segment", tp, s);
+                segments.remove(s.baseOffset());
+                s.deleteIfExists();
+                continue;
+            }
+            long next = i + 1 < all.size() ? all.get(i + 1).baseOffset() : Long.MAX_VALUE;
+            boolean unflushed = next > recoveryPoint;
+            if (!unflushed) {
+                try {
+                    s.offsetIndex().fullCheck();
+                    s.timeIndex().fullCheck();
+                    s.offsetIndex().closeMapping();
+                    s.timeIndex().closeMapping();
+                    continue;
+                } catch (CorruptIndexException e) {
+                    LOG.warn("{}: {}; rebuilding", tp, e.getMessage());
+                }
+            }
+            int cut = recovery.recover(s, batch -> assignEpoch(cache, batch));
+            if (cut > 0 && i + 1 < all.size()) {
+                truncatedAHole = true;
+            }
+        }
+        return Math.min(recoveryPoint, segments.isEmpty() ? recoveryPoint : segments.active().readNextOffset());
+    }
+
+    private static void assignEpoch(LeaderEpochCache cache, RecordBatch batch) {
+        if (batch.partitionLeaderEpoch() != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
+            cache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());
+        }
+    }
+
+    /**
+     * After a clean shutdown indexes were trimmed and flushed: check the active segment's cheaply and
+     * the others only by length (mapping thousands of idle indexes at start-up would cost address
+     * space for nothing); rebuild whatever fails.
+     */
+    private static void checkIndexes(TopicPartition tp, LogSegments segments, SegmentRecovery recovery,
+                                     LeaderEpochCache cache) throws IOException {
+        LogSegment active = segments.active();
+        for (LogSegment s : segments.all()) {
+            try {
+                if (s == active) {
+                    s.offsetIndex().sanityCheck();
+                    s.timeIndex().sanityCheck();
+                } else if (s.offsetIndex().file().length() % 8 != 0 || s.timeIndex().file().length() % 12 != 0) {
+                    throw new CorruptIndexException("index of " + s + " has a partial entry");
+                }
+            } catch (CorruptIndexException e) {
+                LOG.warn("{}: {}; rebuilding", tp, e.getMessage());
+                recovery.recover(s, batch -> assignEpoch(cache, batch));
+            }
+        }
+    }
+}

@@ -1,0 +1,384 @@
+package dev.varve.storage;
+
+import dev.varve.storage.checkpoint.OffsetCheckpointFile;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+
+/**
+ * All partition logs of one broker across its log directories.
+ *
+ * <pre>
+ *   &lt;log.dir&gt;/
+ *     .kafka_cleanshutdown                present only while the broker is cleanly stopped
+ *     recovery-point-offset-checkpoint    below these offsets everything is fsynced
+ *     log-start-offset-checkpoint         DeleteRecords and retention positions
+ *     replication-offset-checkpoint       high watermarks
+ *     orders-0/  orders-1/  ...           one directory per partition
+ * </pre>
+ *
+ * Loads every partition at start-up (recovering after an unclean shutdown), creates and deletes
+ * partitions, and runs the background work on the injected scheduler: retention, flush.ms,
+ * checkpoints. A partition that cannot be loaded is reported offline; it never stops the others.
+ */
+public final class LogManager implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
+
+    private final LogManagerConfig managerConfig;
+    private final Function<String, LogConfig> topicConfigs;
+    private final Time time;
+    private final Scheduler scheduler;
+    private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
+    private final Set<TopicPartition> offline = ConcurrentHashMap.newKeySet();
+    private final Object createLock = new Object();
+    private volatile boolean started;
+    private volatile boolean closed;
+
+    /**
+     * @param topicConfigs the log settings of each topic (defaults plus its overrides)
+     */
+    public LogManager(LogManagerConfig managerConfig, Function<String, LogConfig> topicConfigs, Time time, Scheduler scheduler) {
+        this.managerConfig = managerConfig;
+        this.topicConfigs = topicConfigs;
+        this.time = time;
+        this.scheduler = scheduler;
+    }
+
+    /** Loads all partitions and schedules background tasks. */
+    public void startup() throws IOException {
+        for (File dir : managerConfig.logDirs()) {
+            loadDir(dir);
+        }
+        scheduler.schedulePeriodic("log-retention", this::cleanupLogs,
+                managerConfig.retentionCheckIntervalMs(), managerConfig.retentionCheckIntervalMs());
+        scheduler.schedulePeriodic("log-flusher", this::flushDueLogs,
+                managerConfig.flushCheckIntervalMs(), managerConfig.flushCheckIntervalMs());
+        scheduler.schedulePeriodic("recovery-point-checkpoint", () -> checkpoint(Checkpoint.RECOVERY_POINT),
+                managerConfig.recoveryPointCheckpointIntervalMs(), managerConfig.recoveryPointCheckpointIntervalMs());
+        scheduler.schedulePeriodic("log-start-offset-checkpoint", () -> checkpoint(Checkpoint.LOG_START_OFFSET),
+                managerConfig.logStartOffsetCheckpointIntervalMs(), managerConfig.logStartOffsetCheckpointIntervalMs());
+        scheduler.schedulePeriodic("high-watermark-checkpoint", () -> checkpoint(Checkpoint.HIGH_WATERMARK),
+                managerConfig.highWatermarkCheckpointIntervalMs(), managerConfig.highWatermarkCheckpointIntervalMs());
+        started = true;
+    }
+
+    private void loadDir(File dir) throws IOException {
+        Files.createDirectories(dir.toPath());
+        File marker = new File(dir, LogFileNames.CLEAN_SHUTDOWN_MARKER);
+        boolean clean = marker.exists();
+        Map<TopicPartition, Long> recoveryPoints = readCheckpoint(dir, LogFileNames.RECOVERY_POINT_CHECKPOINT);
+        Map<TopicPartition, Long> startOffsets = readCheckpoint(dir, LogFileNames.LOG_START_OFFSET_CHECKPOINT);
+        Map<TopicPartition, Long> highWatermarks = readCheckpoint(dir, LogFileNames.HIGH_WATERMARK_CHECKPOINT);
+        if (!clean) {
+            LOG.info("{} was not shut down cleanly: recovering partitions past their recovery points", dir);
+        }
+        File[] children = dir.listFiles(File::isDirectory);
+        if (children == null) {
+            throw new IOException("cannot list " + dir);
+        }
+        for (File child : children) {
+            if (child.getName().endsWith(LogFileNames.DELETE_DIR_SUFFIX)) {
+                deleteRecursively(child.toPath());
+                continue;
+            }
+            TopicPartition tp = LogFileNames.parseDirName(child.getName());
+            if (tp == null) {
+                LOG.warn("ignoring {}: not a partition directory", child);
+                continue;
+            }
+            try {
+                PartitionLog log = PartitionLog.open(child, tp, topicConfigs.apply(tp.topic()), time, scheduler,
+                        startOffsets.getOrDefault(tp, 0L), recoveryPoints.getOrDefault(tp, 0L),
+                        highWatermarks.getOrDefault(tp, 0L), clean);
+                PartitionLog previous = logs.putIfAbsent(tp, log);
+                if (previous != null) {
+                    log.close();
+                    LOG.error("{} exists in two log directories ({} and {}); using the first", tp, previous.dir(), child);
+                }
+            } catch (IOException | RuntimeException e) {
+                LOG.error("cannot load {} from {}; the partition is offline", tp, child, e);
+                offline.add(tp);
+            }
+        }
+        // The marker describes the state at start-up only: from now on a crash is unclean.
+        Files.deleteIfExists(marker.toPath());
+    }
+
+    private Map<TopicPartition, Long> readCheckpoint(File dir, String name) {
+        try {
+            return new OffsetCheckpointFile(new File(dir, name)).read();
+        } catch (IOException e) {
+            LOG.warn("ignoring unreadable checkpoint {}: {}", new File(dir, name), e.getMessage());
+            return Map.of();
+        }
+    }
+
+    /** The log of {@code tp}, created in the least-loaded log directory if absent. */
+    public PartitionLog getOrCreateLog(TopicPartition tp) {
+        PartitionLog existing = logs.get(tp);
+        if (existing != null) {
+            return existing;
+        }
+        synchronized (createLock) {
+            ensureOpen();
+            existing = logs.get(tp);
+            if (existing != null) {
+                return existing;
+            }
+            if (offline.contains(tp)) {
+                throw new KafkaStorageException(tp + " is offline");
+            }
+            File parent = leastLoadedDir();
+            File dir = new File(parent, LogFileNames.dirName(tp));
+            try {
+                PartitionLog log = PartitionLog.open(dir, tp, topicConfigs.apply(tp.topic()), time, scheduler);
+                dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(parent.toPath());
+                logs.put(tp, log);
+                return log;
+            } catch (IOException e) {
+                throw new KafkaStorageException("cannot create log " + dir, e);
+            }
+        }
+    }
+
+    private File leastLoadedDir() {
+        Map<String, Integer> counts = new HashMap<>();
+        for (PartitionLog log : logs.values()) {
+            counts.merge(log.dir().getParentFile().getAbsolutePath(), 1, Integer::sum);
+        }
+        File best = managerConfig.logDirs().get(0);
+        int bestCount = Integer.MAX_VALUE;
+        for (File dir : managerConfig.logDirs()) {
+            int c = counts.getOrDefault(dir.getAbsolutePath(), 0);
+            if (c < bestCount) {
+                best = dir;
+                bestCount = c;
+            }
+        }
+        return best;
+    }
+
+    public Optional<PartitionLog> getLog(TopicPartition tp) {
+        return Optional.ofNullable(logs.get(tp));
+    }
+
+    public Collection<PartitionLog> allLogs() {
+        return logs.values();
+    }
+
+    public Set<TopicPartition> offlinePartitions() {
+        return Set.copyOf(offline);
+    }
+
+    /** Applies a topic's new settings to its open logs. */
+    public void updateTopicConfig(String topic, LogConfig config) {
+        for (PartitionLog log : logs.values()) {
+            if (log.topicPartition().topic().equals(topic)) {
+                log.updateConfig(config);
+            }
+        }
+    }
+
+    /**
+     * Kafka's DeleteRecords: moves the log start offset and checkpoints it before returning, so the
+     * deleted records stay deleted after a crash.
+     */
+    public long deleteRecordsBefore(TopicPartition tp, long offset) {
+        PartitionLog log = logs.get(tp);
+        if (log == null) {
+            throw new org.apache.kafka.common.errors.UnknownTopicOrPartitionException(tp + " has no log here");
+        }
+        long start = log.deleteRecordsBefore(offset);
+        checkpointDir(log.dir().getParentFile(), Checkpoint.LOG_START_OFFSET);
+        return start;
+    }
+
+    /**
+     * Deletes a partition: its directory is renamed {@code <name>.<id>-delete} at once (so a restart
+     * never loads it again) and removed in the background.
+     */
+    public void deleteLog(TopicPartition tp) {
+        PartitionLog log;
+        synchronized (createLock) {
+            log = logs.remove(tp);
+        }
+        if (log == null) {
+            return;
+        }
+        try {
+            log.close();
+            File target = new File(log.dir().getParentFile(), LogFileNames.dirName(tp) + "."
+                    + UUID.randomUUID().toString().replace("-", "") + LogFileNames.DELETE_DIR_SUFFIX);
+            Files.move(log.dir().toPath(), target.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(target.getParentFile().toPath());
+            scheduler.scheduleOnce("delete-log-" + tp, () -> {
+                try {
+                    deleteRecursively(target.toPath());
+                } catch (IOException e) {
+                    LOG.warn("cannot remove {}", target, e);
+                }
+            }, log.config().fileDeleteDelayMs());
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot delete log of " + tp, e);
+        }
+    }
+
+    /** Runs retention on every log; returns the number of segments deleted. */
+    public int cleanupLogs() {
+        int deleted = 0;
+        for (PartitionLog log : logs.values()) {
+            try {
+                deleted += log.deleteOldSegments();
+            } catch (KafkaStorageException e) {
+                LOG.error("retention failed for {}", log.topicPartition(), e);
+            }
+        }
+        if (deleted > 0) {
+            checkpoint(Checkpoint.LOG_START_OFFSET);
+        }
+        return deleted;
+    }
+
+    private void flushDueLogs() {
+        for (PartitionLog log : logs.values()) {
+            try {
+                log.flushIfDue();
+            } catch (KafkaStorageException e) {
+                LOG.error("flush failed for {}", log.topicPartition(), e);
+            }
+        }
+    }
+
+    enum Checkpoint {
+        RECOVERY_POINT(LogFileNames.RECOVERY_POINT_CHECKPOINT),
+        LOG_START_OFFSET(LogFileNames.LOG_START_OFFSET_CHECKPOINT),
+        HIGH_WATERMARK(LogFileNames.HIGH_WATERMARK_CHECKPOINT);
+
+        final String fileName;
+
+        Checkpoint(String fileName) {
+            this.fileName = fileName;
+        }
+
+        long valueOf(PartitionLog log) {
+            return switch (this) {
+                case RECOVERY_POINT -> log.recoveryPoint();
+                case LOG_START_OFFSET -> log.logStartOffset();
+                case HIGH_WATERMARK -> log.highWatermark();
+            };
+        }
+    }
+
+    /** Writes one kind of checkpoint for every log directory. */
+    public void checkpointAll() {
+        for (Checkpoint c : Checkpoint.values()) {
+            checkpoint(c);
+        }
+    }
+
+    private void checkpoint(Checkpoint kind) {
+        for (File dir : managerConfig.logDirs()) {
+            checkpointDir(dir, kind);
+        }
+    }
+
+    private synchronized void checkpointDir(File dir, Checkpoint kind) {
+        Map<TopicPartition, Long> offsets = new HashMap<>();
+        String path = dir.getAbsolutePath();
+        for (PartitionLog log : logs.values()) {
+            if (log.dir().getParentFile().getAbsolutePath().equals(path)) {
+                offsets.put(log.topicPartition(), kind.valueOf(log));
+            }
+        }
+        try {
+            new OffsetCheckpointFile(new File(dir, kind.fileName)).write(offsets);
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot write " + kind.fileName + " in " + dir, e);
+        }
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new KafkaStorageException("log manager is shut down");
+        }
+    }
+
+    /**
+     * Clean shutdown: flush every log, write all checkpoints, close the files, then leave the
+     * clean-shutdown marker so the next start skips recovery.
+     */
+    @Override
+    public void close() throws IOException {
+        synchronized (createLock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        IOException failure = null;
+        for (PartitionLog log : logs.values()) {
+            try {
+                log.flush();
+            } catch (KafkaStorageException e) {
+                failure = new IOException("flush of " + log.topicPartition() + " failed", e);
+            }
+        }
+        if (started || !logs.isEmpty()) {
+            checkpointAll();
+        }
+        for (PartitionLog log : logs.values()) {
+            try {
+                log.close();
+            } catch (IOException e) {
+                failure = e;
+            }
+        }
+        if (failure != null) {
+            throw failure; // no marker: the next start recovers
+        }
+        for (File dir : managerConfig.logDirs()) {
+            Files.createDirectories(dir.toPath());
+            File marker = new File(dir, LogFileNames.CLEAN_SHUTDOWN_MARKER);
+            Files.write(marker.toPath(), new byte[0]);
+            dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(dir.toPath());
+        }
+    }
+
+    private static void deleteRecursively(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        Files.walkFileTree(root, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException exc) throws IOException {
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+}

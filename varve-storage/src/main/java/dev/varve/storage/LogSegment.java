@@ -1,0 +1,375 @@
+package dev.varve.storage;
+
+import dev.varve.storage.index.OffsetIndex;
+import dev.varve.storage.index.OffsetPosition;
+import dev.varve.storage.index.TimeIndex;
+import dev.varve.storage.index.TimestampOffset;
+import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.common.utils.internals.CloseableIterator;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Optional;
+
+/**
+ * One segment of a partition log: a {@code .log} file of Kafka v2 record batches, byte for byte as
+ * they travel on the wire, with its sparse {@code .index} and {@code .timeindex}.
+ *
+ * <pre>
+ *   00000000000000000100.log        | batch 100-115 | batch 116-130 | batch 131-131 | ...
+ *   00000000000000000100.index      (130-100, pos of batch 116-130) ...   one entry per index.interval.bytes
+ *   00000000000000000100.timeindex  (max ts so far, offset where reached) ...
+ * </pre>
+ *
+ * Thread-safety: one writer (the owning log, under its lock) appends, truncates and rolls; readers
+ * call {@link #read}, {@link #translateOffset} and {@link #findOffsetByTimestamp} concurrently. Bytes
+ * become visible to readers only after the file size is published by {@link FileRecords#append}.
+ */
+public final class LogSegment {
+    private final long baseOffset;
+    private final FileRecords log;
+    private final OffsetIndex offsetIndex;
+    private final TimeIndex timeIndex;
+    private final int indexIntervalBytes;
+    private final long createdMs;
+
+    // Writer state (guarded by the owning log's lock), published via volatile for readers.
+    private int bytesSinceLastIndexEntry;
+    private volatile long maxTimestampSoFar = Long.MIN_VALUE; // MIN_VALUE: not loaded yet
+    private volatile long offsetOfMaxTimestampSoFar;
+    private volatile long firstBatchTimestamp = Long.MIN_VALUE; // MIN_VALUE: not loaded yet
+
+    private LogSegment(long baseOffset, FileRecords log, OffsetIndex offsetIndex, TimeIndex timeIndex,
+                       int indexIntervalBytes, long createdMs) {
+        this.baseOffset = baseOffset;
+        this.log = log;
+        this.offsetIndex = offsetIndex;
+        this.timeIndex = timeIndex;
+        this.indexIntervalBytes = indexIntervalBytes;
+        this.createdMs = createdMs;
+    }
+
+    /** Opens (creating if absent) the segment with this base offset in {@code dir}. */
+    public static LogSegment open(File dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
+        File logFile = LogFileNames.logFile(dir, baseOffset);
+        FileRecords records = FileRecords.open(logFile);
+        try {
+            OffsetIndex offsetIndex = new OffsetIndex(LogFileNames.offsetIndexFile(dir, baseOffset), baseOffset, config.segmentIndexBytes());
+            TimeIndex timeIndex = new TimeIndex(LogFileNames.timeIndexFile(dir, baseOffset), baseOffset, config.segmentIndexBytes());
+            return new LogSegment(baseOffset, records, offsetIndex, timeIndex, config.indexIntervalBytes(), nowMs);
+        } catch (IOException | RuntimeException e) {
+            records.close();
+            throw e;
+        }
+    }
+
+    public long baseOffset() {
+        return baseOffset;
+    }
+
+    public int size() {
+        return log.sizeInBytes();
+    }
+
+    public FileRecords log() {
+        return log;
+    }
+
+    public OffsetIndex offsetIndex() {
+        return offsetIndex;
+    }
+
+    public TimeIndex timeIndex() {
+        return timeIndex;
+    }
+
+    /**
+     * Appends batches whose offsets are already assigned (all above this segment's last offset),
+     * then indexes them.
+     */
+    public void append(MemoryRecords records) throws IOException {
+        if (records.sizeInBytes() == 0) {
+            return;
+        }
+        ensureTimestampsLoaded();
+        int position = log.sizeInBytes();
+        log.append(records);
+        for (MutableRecordBatch batch : records.batches()) {
+            indexBatch(batch, position);
+            position += batch.sizeInBytes();
+        }
+    }
+
+    private void indexBatch(RecordBatch batch, int position) {
+        if (position == 0) {
+            firstBatchTimestamp = batch.maxTimestamp();
+        }
+        if (batch.maxTimestamp() > maxTimestampSoFar) {
+            maxTimestampSoFar = batch.maxTimestamp();
+            offsetOfMaxTimestampSoFar = batch.lastOffset();
+        }
+        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+            offsetIndex.append(batch.lastOffset(), position);
+            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, false);
+            bytesSinceLastIndexEntry = 0;
+        }
+        bytesSinceLastIndexEntry += batch.sizeInBytes();
+    }
+
+    /** Loads the largest timestamp from the time index (lazily, so opening a segment maps nothing). */
+    private void ensureTimestampsLoaded() {
+        if (maxTimestampSoFar == Long.MIN_VALUE) {
+            TimestampOffset last = timeIndex.lastEntry();
+            offsetOfMaxTimestampSoFar = last.offset();
+            maxTimestampSoFar = last.timestamp();
+        }
+    }
+
+    /** The largest record timestamp in the segment, or NO_TIMESTAMP. */
+    public long maxTimestampSoFar() {
+        ensureTimestampsLoaded();
+        return maxTimestampSoFar;
+    }
+
+    /** The offset where {@link #maxTimestampSoFar()} was first reached. */
+    public long offsetOfMaxTimestampSoFar() {
+        ensureTimestampsLoaded();
+        return offsetOfMaxTimestampSoFar;
+    }
+
+    /** The timestamp retention compares with: the newest record's, else the file's modification time. */
+    public long largestTimestamp() throws IOException {
+        long max = maxTimestampSoFar();
+        return max >= 0 ? max : lastModifiedMs();
+    }
+
+    public long lastModifiedMs() throws IOException {
+        return Files.getLastModifiedTime(log.file().toPath()).toMillis();
+    }
+
+    /** When the segment started, for {@code segment.ms}: its first batch's timestamp, else its creation. */
+    public long rollingBaseTimestampMs() {
+        if (firstBatchTimestamp == Long.MIN_VALUE) {
+            Optional<FileChannelRecordBatch> first = firstBatch();
+            firstBatchTimestamp = first.map(RecordBatch::maxTimestamp).orElse(RecordBatch.NO_TIMESTAMP);
+        }
+        return firstBatchTimestamp >= 0 ? firstBatchTimestamp : createdMs;
+    }
+
+    private Optional<FileChannelRecordBatch> firstBatch() {
+        var it = log.batches().iterator();
+        return it.hasNext() ? Optional.of(it.next()) : Optional.empty();
+    }
+
+    /**
+     * Whether the next append of {@code bytes} bytes ending at {@code lastOffset} must go to a new
+     * segment: size, age, a full index, or an offset too far from the base for the index.
+     */
+    public boolean shouldRoll(LogConfig config, int bytes, long lastOffset, long nowMs) {
+        if (size() == 0) {
+            return false;
+        }
+        return size() > config.segmentBytes() - bytes
+                || nowMs - rollingBaseTimestampMs() > config.segmentMs()
+                || offsetIndex.isFull()
+                || timeIndex.isFull()
+                || !offsetIndex.canAppendOffset(lastOffset);
+    }
+
+    /**
+     * The first batch whose last offset is at least {@code offset}, searching from
+     * {@code startingPosition}; null when there is none in this segment.
+     */
+    public FileRecords.LogOffsetPosition translateOffset(long offset, int startingPosition) {
+        return log.searchForOffsetFromPosition(offset, startingPosition);
+    }
+
+    public FileRecords.LogOffsetPosition translateOffset(long offset) {
+        return translateOffset(offset, offsetIndex.lookup(offset).position());
+    }
+
+    /**
+     * Reads whole batches from the one containing {@code startOffset}.
+     *
+     * @param maxSize      bytes wanted; the result never splits a batch
+     * @param maxPosition  file position not to read past (a batch boundary: the log end or the upper bound)
+     * @param minOneBatch  return the first batch even if it is larger than maxSize
+     * @return null when no batch in this segment reaches startOffset
+     */
+    public LogSlice read(long startOffset, int maxSize, int maxPosition, boolean minOneBatch) {
+        FileRecords.LogOffsetPosition start = translateOffset(startOffset);
+        if (start == null) {
+            return null;
+        }
+        int from = start.position;
+        if (from >= maxPosition) {
+            return new LogSlice(startOffset, log.slice(from, 0));
+        }
+        long limit = Math.min((long) maxPosition, (long) from + Math.max(0, maxSize));
+        int end = endOfWholeBatches(from, (int) limit, maxPosition);
+        if (end == from && minOneBatch) {
+            end = from + start.size;
+        }
+        return new LogSlice(startOffset, log.slice(from, end - from));
+    }
+
+    /** The end of the last whole batch that starts at or after {@code from} and ends by {@code limit}. */
+    private int endOfWholeBatches(int from, int limit, int maxPosition) {
+        if (limit == maxPosition) {
+            return limit; // maxPosition is always a batch boundary
+        }
+        int scanFrom = Math.max(from, offsetIndex.lookupByPosition(limit).position());
+        int end = scanFrom;
+        for (FileChannelRecordBatch batch : log.batchesFrom(scanFrom)) {
+            int batchEnd = batch.position() + batch.sizeInBytes();
+            if (batchEnd > limit) {
+                break;
+            }
+            end = batchEnd;
+        }
+        return end;
+    }
+
+    /**
+     * The first record with timestamp at least {@code timestamp} and offset at least
+     * {@code startingOffset}, with its batch's leader epoch.
+     */
+    public Optional<FileRecords.TimestampAndOffset> findOffsetByTimestamp(long timestamp, long startingOffset) {
+        TimestampOffset entry = timeIndex.lookup(timestamp);
+        int position = offsetIndex.lookup(Math.max(entry.offset(), startingOffset)).position();
+        for (FileChannelRecordBatch batch : log.batchesFrom(position)) {
+            if (batch.maxTimestamp() < timestamp || batch.lastOffset() < startingOffset) {
+                continue;
+            }
+            try (CloseableIterator<Record> records = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+                while (records.hasNext()) {
+                    Record record = records.next();
+                    if (record.timestamp() >= timestamp && record.offset() >= startingOffset) {
+                        Optional<Integer> epoch = batch.partitionLeaderEpoch() == RecordBatch.NO_PARTITION_LEADER_EPOCH
+                                ? Optional.empty() : Optional.of(batch.partitionLeaderEpoch());
+                        return Optional.of(new FileRecords.TimestampAndOffset(record.timestamp(), record.offset(), epoch));
+                    }
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The offset after the last batch, or the base offset when empty. */
+    public long readNextOffset() {
+        int from = offsetIndex.lookup(Long.MAX_VALUE).position();
+        long next = baseOffset;
+        for (FileChannelRecordBatch batch : log.batchesFrom(from)) {
+            next = batch.nextOffset();
+        }
+        return next;
+    }
+
+    /**
+     * Removes every batch from the one containing {@code offset} on.
+     *
+     * @return bytes removed
+     */
+    public int truncateTo(long offset) throws IOException {
+        FileRecords.LogOffsetPosition mapping = translateOffset(offset, 0);
+        if (mapping == null) {
+            return 0;
+        }
+        offsetIndex.truncateTo(offset);
+        timeIndex.truncateTo(offset);
+        int removed = log.truncateTo(mapping.position);
+        // Recompute writer state from what remains.
+        bytesSinceLastIndexEntry = mapping.position - offsetIndex.lastEntry().position();
+        TimestampOffset last = timeIndex.lastEntry();
+        maxTimestampSoFar = last.timestamp();
+        offsetOfMaxTimestampSoFar = last.offset();
+        int scanFrom = offsetIndex.lastEntry().position();
+        for (FileChannelRecordBatch batch : log.batchesFrom(scanFrom)) {
+            if (batch.maxTimestamp() > maxTimestampSoFar) {
+                maxTimestampSoFar = batch.maxTimestamp();
+                offsetOfMaxTimestampSoFar = batch.lastOffset();
+            }
+        }
+        if (log.sizeInBytes() == 0) {
+            firstBatchTimestamp = Long.MIN_VALUE;
+            bytesSinceLastIndexEntry = 0;
+        }
+        return removed;
+    }
+
+    /** Called by recovery: resets the indexes and re-indexes one valid batch at a time. */
+    void resetIndexes() {
+        offsetIndex.reset();
+        timeIndex.reset();
+        bytesSinceLastIndexEntry = 0;
+        maxTimestampSoFar = RecordBatch.NO_TIMESTAMP;
+        offsetOfMaxTimestampSoFar = baseOffset;
+        firstBatchTimestamp = Long.MIN_VALUE;
+    }
+
+    /** Called by recovery for each valid batch, in order. */
+    void indexRecoveredBatch(FileChannelRecordBatch batch) {
+        indexBatch(batch, batch.position());
+    }
+
+    /** Called once this segment is no longer the active one: final time-index entry, trimmed indexes. */
+    public void onBecomeInactive() throws IOException {
+        ensureTimestampsLoaded();
+        timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+        offsetIndex.trimToValidSize();
+        timeIndex.trimToValidSize();
+        log.trim();
+    }
+
+    public void flush() throws IOException {
+        log.flush();
+        offsetIndex.flush();
+        timeIndex.flush();
+    }
+
+    /** Renames all three files by swapping {@code oldSuffix} (possibly "") for {@code newSuffix}. */
+    public void changeFileSuffixes(String oldSuffix, String newSuffix) throws IOException {
+        log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
+        offsetIndex.renameTo(swapSuffix(offsetIndex.file(), oldSuffix, newSuffix));
+        timeIndex.renameTo(swapSuffix(timeIndex.file(), oldSuffix, newSuffix));
+    }
+
+    private static File swapSuffix(File file, String oldSuffix, String newSuffix) {
+        String name = file.getName();
+        if (!name.endsWith(oldSuffix)) {
+            throw new IllegalArgumentException(file + " does not end with " + oldSuffix);
+        }
+        return new File(file.getParentFile(), name.substring(0, name.length() - oldSuffix.length()) + newSuffix);
+    }
+
+    /** Releases file handles and mappings, trimming the indexes first (clean close). */
+    public void close() throws IOException {
+        if (log.channel().isOpen() && timeIndex.file().exists()) {
+            ensureTimestampsLoaded();
+            timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
+        }
+        offsetIndex.close();
+        timeIndex.close();
+        log.close();
+    }
+
+    /** Closes and deletes all three files. */
+    public void deleteIfExists() throws IOException {
+        offsetIndex.deleteIfExists();
+        timeIndex.deleteIfExists();
+        log.close();
+        log.deleteIfExists();
+    }
+
+    @Override
+    public String toString() {
+        return "LogSegment(baseOffset=" + baseOffset + ", size=" + size() + ")";
+    }
+}

@@ -1,0 +1,609 @@
+package dev.varve.storage;
+
+import dev.varve.storage.checkpoint.CheckpointFile;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.errors.OffsetOutOfRangeException;
+import org.apache.kafka.common.record.internal.FileRecords;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * One partition's log: an ordered list of segments in {@code <log.dirs>/<topic>-<partition>/}.
+ *
+ * <pre>
+ *   logStartOffset        highWatermark      logEndOffset
+ *        |                      |                 |
+ *   [ seg 0 ][ seg 100 ][ seg 250 (active) .......)
+ *   readable by consumers: [logStartOffset, highWatermark)
+ * </pre>
+ *
+ * <p>Offsets are assigned here. Reads return file slices of whole batches, bounded by a caller's
+ * upper offset (the high watermark for consumers, the log end for followers). Retention, explicit
+ * truncation from the front ({@link #deleteRecordsBefore}) and from the back ({@link #truncateTo}) move
+ * whole segments; deleted segments are renamed {@code *.deleted} and removed after
+ * {@code file.delete.delay.ms}, so an in-flight read never sees a half-deleted file.
+ *
+ * <p>Durability: by default nothing is fsynced (durability comes from replication, as in Kafka);
+ * {@code flush.messages=1} fsyncs before an append returns; the recovery point is the offset below
+ * which everything is known to be on disk.
+ *
+ * <p>Thread-safety: every change holds the log's lock; reads take no lock and work from volatile
+ * snapshots (the log end position is published after the bytes are written).
+ */
+public final class PartitionLog implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
+
+    /** The log end: next offset, and where the next batch will start. */
+    private record LogEnd(long offset, long segmentBaseOffset, int position) {
+    }
+
+    private final Object lock = new Object();
+    private final File dir;
+    private final TopicPartition topicPartition;
+    private final Time time;
+    private final Scheduler scheduler;
+    private final LogSegments segments;
+    private final LeaderEpochCache epochCache;
+    private volatile LogConfig config;
+    private volatile long logStartOffset;
+    private volatile long recoveryPoint;
+    private volatile long highWatermark;
+    private volatile LogEnd logEnd;
+    private volatile long lastFlushMs;
+    private boolean directoryDirty;
+    private volatile boolean closed;
+
+    private PartitionLog(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler, LogLoader.Loaded loaded) {
+        this.dir = dir;
+        this.topicPartition = tp;
+        this.config = config;
+        this.time = time;
+        this.scheduler = scheduler;
+        this.segments = loaded.segments();
+        this.epochCache = loaded.epochCache();
+        this.logStartOffset = loaded.logStartOffset();
+        this.recoveryPoint = loaded.recoveryPoint();
+        this.highWatermark = loaded.highWatermark();
+        this.lastFlushMs = time.milliseconds();
+        LogSegment active = segments.active();
+        this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size());
+    }
+
+    /** Opens a brand-new or cleanly closed partition directory. */
+    public static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler) throws IOException {
+        return open(dir, tp, config, time, scheduler, LogLoader.Checkpoints.NEW);
+    }
+
+    /**
+     * Opens a partition directory with what the log directory's checkpoints say about it.
+     *
+     * @param cleanShutdown whether the directory was closed cleanly (skip recovery)
+     */
+    public static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler,
+                                    long logStartOffset, long recoveryPoint, long highWatermark, boolean cleanShutdown) throws IOException {
+        return open(dir, tp, config, time, scheduler,
+                new LogLoader.Checkpoints(logStartOffset, recoveryPoint, highWatermark, cleanShutdown));
+    }
+
+    private static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler,
+                                     LogLoader.Checkpoints checkpoints) throws IOException {
+        LogLoader.Loaded loaded = LogLoader.load(dir, tp, config, checkpoints, time.milliseconds());
+        return new PartitionLog(dir, tp, config, time, scheduler, loaded);
+    }
+
+    // ---------------------------------------------------------------- appends
+
+    /**
+     * Validates producer batches, assigns their offsets, stamps {@code leaderEpoch} and appends them
+     * as one write. Throws (and appends nothing) if any batch is invalid.
+     */
+    public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch) {
+        synchronized (lock) {
+            ensureOpen();
+            LogAppendInfo info = BatchValidator.validateAndAssignOffsets(records, logEnd.offset(), leaderEpoch,
+                    config, time.milliseconds());
+            if (info.numRecords() > 0) {
+                appendValidated(records, info);
+            }
+            return info;
+        }
+    }
+
+    /** Appends batches replicated from the leader, offsets and epochs as they are. */
+    public LogAppendInfo appendAsFollower(MemoryRecords records) {
+        synchronized (lock) {
+            ensureOpen();
+            LogAppendInfo info = BatchValidator.validateReplicated(records, logEnd.offset());
+            if (info.numBatches() > 0) {
+                appendValidated(records, info);
+            }
+            return info;
+        }
+    }
+
+    private void appendValidated(MemoryRecords records, LogAppendInfo info) {
+        LogSegment segment = maybeRoll(records.sizeInBytes(), info.lastOffset());
+        int positionBefore = segment.size();
+        try {
+            segment.append(records);
+        } catch (IOException | RuntimeException e) {
+            try {
+                segment.truncateTo(logEnd.offset());
+            } catch (IOException | RuntimeException cleanup) {
+                e.addSuppressed(cleanup);
+            }
+            throw new KafkaStorageException("append to " + segment.log().file() + " at position " + positionBefore + " failed", e);
+        }
+        for (MutableRecordBatch batch : records.batches()) {
+            if (batch.partitionLeaderEpoch() != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
+                epochCache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());
+            }
+        }
+        logEnd = new LogEnd(info.lastOffset() + 1, segment.baseOffset(), segment.size());
+        if (logEnd.offset() - recoveryPoint >= config.flushMessages()) {
+            flushLocked(logEnd.offset());
+        }
+    }
+
+    private LogSegment maybeRoll(int bytes, long lastOffset) {
+        LogSegment active = segments.active();
+        if (active.shouldRoll(config, bytes, lastOffset, time.milliseconds())) {
+            return rollLocked();
+        }
+        return active;
+    }
+
+    /** Starts a new active segment at the log end (nothing happens if the active one is empty). */
+    public LogSegment roll() {
+        synchronized (lock) {
+            ensureOpen();
+            return rollLocked();
+        }
+    }
+
+    private LogSegment rollLocked() {
+        LogSegment active = segments.active();
+        long newBase = logEnd.offset();
+        if (active.size() == 0) {
+            return active;
+        }
+        try {
+            File logFile = LogFileNames.logFile(dir, newBase);
+            if (logFile.exists() && logFile.length() > 0) {
+                throw new KafkaStorageException("cannot roll " + topicPartition + ": " + logFile + " already exists");
+            }
+            active.onBecomeInactive();
+            LogSegment segment = LogSegment.open(dir, newBase, config, time.milliseconds());
+            segments.add(segment);
+            directoryDirty = true;
+            logEnd = new LogEnd(newBase, newBase, 0);
+            LOG.debug("{}: rolled new segment at offset {}", topicPartition, newBase);
+            return segment;
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot roll " + topicPartition + " at offset " + newBase, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /**
+     * Reads whole batches starting with the one that holds {@code offset}.
+     *
+     * @param maxBytes       bytes wanted (never a split batch)
+     * @param maxOffset      exclusive upper bound: the high watermark for consumers, the log end for followers
+     * @param minOneBatch    return at least one whole batch even if larger than maxBytes
+     * @throws OffsetOutOfRangeException when offset is below the log start or above the log end
+     */
+    public LogSlice read(long offset, int maxBytes, long maxOffset, boolean minOneBatch) {
+        LogEnd end = logEnd;
+        long start = logStartOffset;
+        if (offset < start || offset > end.offset()) {
+            throw new OffsetOutOfRangeException("offset " + offset + " is outside [" + start + ", " + end.offset()
+                    + "] of " + topicPartition);
+        }
+        long bound = Math.min(maxOffset, end.offset());
+        if (offset >= bound) {
+            return emptySlice(offset);
+        }
+        LogSegment segment = segments.floor(offset);
+        while (segment != null) {
+            int maxPosition = maxPositionIn(segment, bound, end);
+            LogSlice slice = segment.read(offset, maxBytes, maxPosition, minOneBatch);
+            if (slice != null) {
+                return slice;
+            }
+            // Nothing at or after the offset in this segment (e.g. compacted away): try the next.
+            segment = segments.higher(segment.baseOffset());
+            if (segment != null && segment.baseOffset() >= bound) {
+                break;
+            }
+        }
+        return emptySlice(offset);
+    }
+
+    /** The file position in {@code segment} that readers bounded by {@code bound} must not pass. */
+    private int maxPositionIn(LogSegment segment, long bound, LogEnd end) {
+        if (segment.baseOffset() == end.segmentBaseOffset()) {
+            if (bound == end.offset()) {
+                return end.position();
+            }
+        } else if (segments.nextBaseOffset(segment.baseOffset(), Long.MAX_VALUE) <= bound) {
+            return segment.size();
+        }
+        FileRecords.LogOffsetPosition p = segment.translateOffset(bound);
+        int limit = segment.baseOffset() == end.segmentBaseOffset() ? end.position() : segment.size();
+        return p == null ? limit : Math.min(p.position, limit);
+    }
+
+    private LogSlice emptySlice(long offset) {
+        LogSegment active = segments.active();
+        return new LogSlice(offset, active.log().slice(0, 0));
+    }
+
+    /**
+     * The first record with timestamp at least {@code timestamp} below {@code maxOffset} (Kafka's
+     * ListOffsets by time), with the leader epoch of its batch.
+     */
+    public Optional<FileRecords.TimestampAndOffset> offsetForTimestamp(long timestamp, long maxOffset) {
+        long start = logStartOffset;
+        for (LogSegment segment : segments.all()) {
+            long next = segments.nextBaseOffset(segment.baseOffset(), Long.MAX_VALUE);
+            if (next <= start || segment.maxTimestampSoFar() < timestamp) {
+                continue;
+            }
+            Optional<FileRecords.TimestampAndOffset> found =
+                    segment.findOffsetByTimestamp(timestamp, Math.max(start, segment.baseOffset()));
+            if (found.isPresent()) {
+                return found.get().offset < maxOffset ? found : Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The record with the largest timestamp below {@code maxOffset}: its timestamp and offset (batch granularity). */
+    public Optional<FileRecords.TimestampAndOffset> maxTimestampAndOffset(long maxOffset) {
+        long bestTs = RecordBatch.NO_TIMESTAMP;
+        long bestOffset = -1;
+        for (LogSegment segment : segments.all()) {
+            if (segment.maxTimestampSoFar() > bestTs && segment.offsetOfMaxTimestampSoFar() < maxOffset
+                    && segment.offsetOfMaxTimestampSoFar() >= logStartOffset) {
+                bestTs = segment.maxTimestampSoFar();
+                bestOffset = segment.offsetOfMaxTimestampSoFar();
+            }
+        }
+        if (bestOffset < 0) {
+            return Optional.empty();
+        }
+        var epoch = epochCache.epochForOffset(bestOffset);
+        return Optional.of(new FileRecords.TimestampAndOffset(bestTs, bestOffset,
+                epoch.isPresent() ? Optional.of(epoch.getAsInt()) : Optional.empty()));
+    }
+
+    // ---------------------------------------------------------------- offsets
+
+    public long logStartOffset() {
+        return logStartOffset;
+    }
+
+    public long logEndOffset() {
+        return logEnd.offset();
+    }
+
+    public long highWatermark() {
+        return highWatermark;
+    }
+
+    public long recoveryPoint() {
+        return recoveryPoint;
+    }
+
+    /** Sets the high watermark (clamped to [log start, log end]); the replication layer owns its value. */
+    public long updateHighWatermark(long offset) {
+        synchronized (lock) {
+            highWatermark = Math.max(logStartOffset, Math.min(offset, logEnd.offset()));
+            return highWatermark;
+        }
+    }
+
+    public LeaderEpochCache epochCache() {
+        return epochCache;
+    }
+
+    // ---------------------------------------------------------------- truncation and retention
+
+    /**
+     * Kafka's DeleteRecords: makes {@code offset} the new log start offset and deletes the segments
+     * wholly below it. The caller persists the log start offset (the log manager checkpoints it
+     * before answering).
+     *
+     * @return the log start offset after the call
+     * @throws OffsetOutOfRangeException when offset is above the high watermark
+     */
+    public long deleteRecordsBefore(long offset) {
+        synchronized (lock) {
+            ensureOpen();
+            if (offset > highWatermark) {
+                throw new OffsetOutOfRangeException("cannot delete records of " + topicPartition + " before " + offset
+                        + ": it is above the high watermark " + highWatermark);
+            }
+            if (offset > logStartOffset) {
+                logStartOffset = offset;
+                epochCache.truncateFromStart(offset);
+                deleteSegmentsLocked(countSegmentsBelow(offset), false);
+            }
+            return logStartOffset;
+        }
+    }
+
+    private int countSegmentsBelow(long offset) {
+        int count = 0;
+        List<Long> bases = segments.baseOffsets();
+        for (int i = 0; i + 1 < bases.size() && bases.get(i + 1) <= offset; i++) {
+            count++;
+        }
+        return count;
+    }
+
+    /**
+     * Applies retention ({@code retention.ms}, {@code retention.bytes}, {@code retention.messages}) and
+     * drops segments below the log start offset.
+     *
+     * @return the number of segments deleted
+     */
+    public int deleteOldSegments() {
+        synchronized (lock) {
+            if (closed) {
+                return 0;
+            }
+            List<RetentionPolicy.SegmentFacts> facts = new ArrayList<>();
+            try {
+                for (LogSegment s : segments.all()) {
+                    facts.add(new RetentionPolicy.SegmentFacts(s.baseOffset(),
+                            segments.nextBaseOffset(s.baseOffset(), logEnd.offset()), s.size(), s.largestTimestamp()));
+                }
+            } catch (IOException e) {
+                throw new KafkaStorageException("cannot read segment times of " + topicPartition, e);
+            }
+            RetentionPolicy.Decision decision = RetentionPolicy.decide(facts, config, time.milliseconds(),
+                    logStartOffset, highWatermark, logEnd.offset());
+            if (decision.count() == 0) {
+                return 0;
+            }
+            return deleteSegmentsLocked(decision.count(), decision.rollFirst());
+        }
+    }
+
+    /** Deletes the first {@code count} segments (rolling first if that is all of them). */
+    private int deleteSegmentsLocked(int count, boolean rollFirst) {
+        if (count <= 0) {
+            return 0;
+        }
+        if (rollFirst || count >= segments.size()) {
+            rollLocked();
+        }
+        List<LogSegment> victims = new ArrayList<>();
+        for (LogSegment s : segments.all()) {
+            if (victims.size() == count || s == segments.active()) {
+                break;
+            }
+            victims.add(s);
+        }
+        for (LogSegment s : victims) {
+            segments.remove(s.baseOffset());
+        }
+        logStartOffset = Math.max(logStartOffset, segments.first().baseOffset());
+        highWatermark = Math.max(highWatermark, logStartOffset);
+        epochCache.truncateFromStart(logStartOffset);
+        asyncDelete(victims);
+        return victims.size();
+    }
+
+    /** Renames segments to *.deleted now and removes their files after file.delete.delay.ms. */
+    private void asyncDelete(List<LogSegment> victims) {
+        for (LogSegment s : victims) {
+            try {
+                s.changeFileSuffixes("", LogFileNames.DELETED_SUFFIX);
+            } catch (IOException e) {
+                throw new KafkaStorageException("cannot rename " + s + " of " + topicPartition + " for deletion", e);
+            }
+            scheduler.scheduleOnce("delete-segment-" + topicPartition + "-" + s.baseOffset(), () -> {
+                try {
+                    s.deleteIfExists();
+                } catch (IOException e) {
+                    LOG.warn("{}: cannot delete {}", topicPartition, s, e);
+                }
+            }, config.fileDeleteDelayMs());
+        }
+    }
+
+    /**
+     * Cuts the log so that its end offset is at most {@code offset} (a follower discarding what the
+     * leader does not have). A batch that holds offset is removed whole.
+     *
+     * @return whether anything was removed
+     */
+    public boolean truncateTo(long offset) {
+        synchronized (lock) {
+            ensureOpen();
+            if (offset < 0) {
+                throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + offset);
+            }
+            if (offset >= logEnd.offset()) {
+                return false;
+            }
+            if (offset < logStartOffset) {
+                truncateFullyAndStartAtLocked(offset);
+                return true;
+            }
+            List<LogSegment> doomed = new ArrayList<>();
+            for (LogSegment s : segments.all()) {
+                if (s.baseOffset() > offset) {
+                    doomed.add(s);
+                }
+            }
+            for (LogSegment s : doomed) {
+                segments.remove(s.baseOffset());
+            }
+            try {
+                LogSegment last = segments.active();
+                last.truncateTo(offset);
+                long newEnd = last.readNextOffset();
+                logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
+            } catch (IOException e) {
+                throw new KafkaStorageException("cannot truncate " + topicPartition + " to " + offset, e);
+            }
+            asyncDelete(doomed);
+            epochCache.truncateFromEnd(logEnd.offset());
+            recoveryPoint = Math.min(recoveryPoint, logEnd.offset());
+            highWatermark = Math.min(highWatermark, logEnd.offset());
+            return true;
+        }
+    }
+
+    /** Deletes every segment and starts an empty log at {@code offset}. */
+    public void truncateFullyAndStartAt(long offset) {
+        synchronized (lock) {
+            ensureOpen();
+            truncateFullyAndStartAtLocked(offset);
+        }
+    }
+
+    private void truncateFullyAndStartAtLocked(long offset) {
+        List<LogSegment> doomed = new ArrayList<>(segments.all());
+        for (LogSegment s : doomed) {
+            segments.remove(s.baseOffset());
+        }
+        asyncDelete(doomed);
+        try {
+            segments.add(LogSegment.open(dir, offset, config, time.milliseconds()));
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot create segment " + offset + " of " + topicPartition, e);
+        }
+        directoryDirty = true;
+        epochCache.clear();
+        logStartOffset = offset;
+        recoveryPoint = offset;
+        highWatermark = offset;
+        logEnd = new LogEnd(offset, offset, 0);
+    }
+
+    // ---------------------------------------------------------------- durability
+
+    /** Fsyncs everything up to the log end. */
+    public void flush() {
+        synchronized (lock) {
+            if (!closed) {
+                flushLocked(logEnd.offset());
+            }
+        }
+    }
+
+    /** Fsyncs if the last fsync is older than {@code flush.ms}. */
+    public void flushIfDue() {
+        synchronized (lock) {
+            if (!closed && logEnd.offset() > recoveryPoint && time.milliseconds() - lastFlushMs >= config.flushMs()) {
+                flushLocked(logEnd.offset());
+            }
+        }
+    }
+
+    private void flushLocked(long upTo) {
+        if (upTo <= recoveryPoint) {
+            return;
+        }
+        try {
+            for (LogSegment s : segments.range(recoveryPoint, upTo)) {
+                s.flush();
+            }
+            if (directoryDirty) {
+                CheckpointFile.fsyncDirectory(dir.toPath());
+                directoryDirty = false;
+            }
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot flush " + topicPartition, e);
+        }
+        recoveryPoint = upTo;
+        lastFlushMs = time.milliseconds();
+    }
+
+    // ---------------------------------------------------------------- configuration and lifecycle
+
+    public LogConfig config() {
+        return config;
+    }
+
+    /** New settings apply to the next append, roll and retention pass. */
+    public void updateConfig(LogConfig newConfig) {
+        this.config = newConfig;
+    }
+
+    public TopicPartition topicPartition() {
+        return topicPartition;
+    }
+
+    public File dir() {
+        return dir;
+    }
+
+    public int numberOfSegments() {
+        return segments.size();
+    }
+
+    public List<Long> segmentBaseOffsets() {
+        return segments.baseOffsets();
+    }
+
+    /** Total bytes of all segment files. */
+    public long size() {
+        return segments.sizeInBytes();
+    }
+
+    LogSegments segments() {
+        return segments;
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new KafkaStorageException("log of " + topicPartition + " is closed");
+        }
+    }
+
+    /** Closes files (trimming the active segment's indexes). Does not flush: the caller decides. */
+    @Override
+    public void close() throws IOException {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            IOException failure = null;
+            for (LogSegment s : segments.all()) {
+                try {
+                    s.close();
+                } catch (IOException e) {
+                    failure = e;
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "PartitionLog(" + topicPartition + ", start=" + logStartOffset + ", end=" + logEnd.offset()
+                + ", hw=" + highWatermark + ", segments=" + segments.size() + ")";
+    }
+}

@@ -1,0 +1,298 @@
+package dev.varve.storage.index;
+
+import org.apache.kafka.common.utils.internals.ByteBufferUnmapper;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+
+/**
+ * A sparse, sorted, fixed-entry-size index file beside a log segment, memory-mapped lazily.
+ *
+ * <pre>
+ *   file:  | entry 0 | entry 1 | ... | entry n-1 | (preallocated zeros while the segment is active) |
+ *          '--- entrySize bytes each, keys strictly increasing -----'
+ * </pre>
+ *
+ * The active segment's index is preallocated to {@code maxIndexSizeBytes} so appends never grow the
+ * file; {@link #trimToValidSize()} cuts it to {@code entries * entrySize} when the segment becomes
+ * inactive or is closed. The number of valid entries is the file length divided by the entry size
+ * for an existing file (callers trim before a clean shutdown and rebuild after an unclean one), and
+ * zero for a new file.
+ *
+ * <p>The mapping is created on first use, not when the index is opened, so thousands of partitions
+ * with many closed segments cost file handles only when they are read. Subclasses define the entry
+ * layout and the key they are searched by.
+ *
+ * <p>Thread-safety: appends and structural changes (truncate, resize, close) are made by the single
+ * writer of the owning log; lookups run concurrently. Every access to the mapping holds this
+ * index's monitor, because touching a buffer after it is unmapped (on trim or close) would crash the
+ * JVM; the critical sections are a binary search long.
+ */
+public abstract class AbstractIndex implements AutoCloseable {
+    private volatile File file;
+    protected final long baseOffset;
+    private final int maxIndexSizeBytes;
+    private final int entrySize;
+    private MappedByteBuffer mmap; // null until first use
+    private volatile int entries;
+    private int fileLength;
+
+    protected AbstractIndex(File file, long baseOffset, int maxIndexSizeBytes, int entrySize) throws IOException {
+        if (maxIndexSizeBytes < entrySize) {
+            throw new IllegalArgumentException("index size " + maxIndexSizeBytes + " is smaller than one entry (" + entrySize + ")");
+        }
+        this.file = file;
+        this.baseOffset = baseOffset;
+        this.entrySize = entrySize;
+        this.maxIndexSizeBytes = roundDown(maxIndexSizeBytes, entrySize);
+        if (file.exists()) {
+            long length = file.length();
+            if (length > Integer.MAX_VALUE) {
+                throw new CorruptIndexException("index " + file + " is larger than 2 GiB");
+            }
+            this.fileLength = (int) length;
+            this.entries = (int) (length / entrySize);
+        } else {
+            Files.createFile(file.toPath());
+            this.fileLength = 0;
+            this.entries = 0;
+        }
+    }
+
+    private static int roundDown(int value, int multiple) {
+        return value / multiple * multiple;
+    }
+
+    public File file() {
+        return file;
+    }
+
+    public long baseOffset() {
+        return baseOffset;
+    }
+
+    public int entries() {
+        return entries;
+    }
+
+    protected int entrySize() {
+        return entrySize;
+    }
+
+    /** How many entries fit in the preallocated file. */
+    public int maxEntries() {
+        return Math.max(maxIndexSizeBytes, fileLength) / entrySize;
+    }
+
+    public boolean isFull() {
+        return entries >= maxEntries();
+    }
+
+    /** Size the valid entries occupy, in bytes. */
+    public int sizeInBytes() {
+        return entries * entrySize;
+    }
+
+    /** The mapping for lookups, created on first use; never grows the file. */
+    protected final synchronized MappedByteBuffer mmap() {
+        if (mmap == null) {
+            mmap = map(false);
+        }
+        return mmap;
+    }
+
+    /** The mapping for appends: the file is preallocated to the maximum size first. */
+    private MappedByteBuffer writableMmap() {
+        if (mmap == null || mmap.capacity() < (entries + 1) * entrySize) {
+            unmapQuietly();
+            mmap = map(true);
+        }
+        return mmap;
+    }
+
+    private MappedByteBuffer map(boolean preallocate) {
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            if (preallocate && fileLength < maxIndexSizeBytes) {
+                raf.setLength(maxIndexSizeBytes);
+                fileLength = maxIndexSizeBytes;
+            }
+            MappedByteBuffer buffer = raf.getChannel().map(FileChannel.MapMode.READ_WRITE, 0, fileLength);
+            buffer.position(entries * entrySize);
+            return buffer;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot map index " + file, e);
+        }
+    }
+
+    /** Appends one entry; the caller has checked ordering and fullness. */
+    protected final synchronized void appendEntry(EntryWriter writer) {
+        if (entries >= maxEntries()) {
+            throw new IllegalStateException("index " + file + " is full (" + entries + " entries)");
+        }
+        MappedByteBuffer buffer = writableMmap();
+        buffer.position(entries * entrySize);
+        writer.write(buffer);
+        entries++;
+    }
+
+    @FunctionalInterface
+    protected interface EntryWriter {
+        void write(MappedByteBuffer buffer);
+    }
+
+    /** Drops every entry at or after index {@code n}. */
+    protected final synchronized void truncateToEntries(int n) {
+        if (n < 0 || n > entries) {
+            throw new IllegalArgumentException("cannot truncate " + file + " to " + n + " of " + entries + " entries");
+        }
+        entries = n;
+        if (mmap != null) {
+            mmap.position(n * entrySize);
+        }
+    }
+
+    /** Removes all entries. */
+    public void reset() {
+        truncateToEntries(0);
+    }
+
+    /**
+     * Binary search over entries for the largest entry whose key is at most {@code target}.
+     *
+     * @return the slot, or -1 when every entry's key is larger (or there are none)
+     */
+    protected final synchronized int largestLowerBoundSlot(long target, KeyReader key) {
+        int n = entries;
+        if (n == 0) {
+            return -1;
+        }
+        MappedByteBuffer buffer = mmap().duplicate();
+        if (key.read(buffer, 0) > target) {
+            return -1;
+        }
+        int lo = 0;
+        int hi = n - 1;
+        while (lo < hi) {
+            int mid = (lo + hi + 1) >>> 1;
+            if (key.read(buffer, mid) <= target) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        return lo;
+    }
+
+    @FunctionalInterface
+    protected interface KeyReader {
+        long read(java.nio.ByteBuffer buffer, int slot);
+    }
+
+    /** A read-only view of the mapping for lookups; position and limit are the caller's. */
+    protected final synchronized java.nio.ByteBuffer view() {
+        return mmap().duplicate();
+    }
+
+    /** Forces the mapped entries to disk. */
+    public synchronized void flush() {
+        if (mmap != null) {
+            mmap.force();
+        }
+    }
+
+    /** Cuts the file to the valid entries (used when the segment becomes inactive or closes). */
+    public synchronized void trimToValidSize() throws IOException {
+        resize(entries * entrySize);
+    }
+
+    private void resize(int newLength) throws IOException {
+        if (newLength == fileLength) {
+            return;
+        }
+        unmapQuietly();
+        try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            raf.setLength(newLength);
+        }
+        fileLength = newLength;
+    }
+
+    /** Checks the structure cheaply: whole entries, and the last key after the first. */
+    public void sanityCheck() {
+        if (fileLength % entrySize != 0) {
+            throw new CorruptIndexException("index " + file + " has length " + fileLength
+                    + ", not a multiple of the entry size " + entrySize);
+        }
+        verifyEntries(Math.max(0, entries - 2));
+    }
+
+    /** Checks every entry (ordering and bounds); used after an unclean shutdown. */
+    public void fullCheck() {
+        if (fileLength % entrySize != 0) {
+            throw new CorruptIndexException("index " + file + " has length " + fileLength
+                    + ", not a multiple of the entry size " + entrySize);
+        }
+        verifyEntries(0);
+    }
+
+    /** Verifies entries from {@code fromSlot} on; throws {@link CorruptIndexException}. */
+    protected abstract void verifyEntries(int fromSlot);
+
+    public synchronized void renameTo(File target) throws IOException {
+        if (file.exists()) {
+            Files.move(file.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
+        }
+        file = target;
+    }
+
+    public synchronized boolean deleteIfExists() throws IOException {
+        unmapQuietly();
+        return Files.deleteIfExists(file.toPath());
+    }
+
+    /** Unmaps; the next use maps again. Used to bound memory for idle indexes. */
+    public synchronized void closeMapping() {
+        unmapQuietly();
+    }
+
+    @Override
+    public synchronized void close() throws IOException {
+        trimToValidSize();
+        unmapQuietly();
+    }
+
+    private void unmapQuietly() {
+        if (mmap != null) {
+            try {
+                ByteBufferUnmapper.unmap(file.getAbsolutePath(), mmap);
+            } catch (IOException e) {
+                // The mapping is released by GC eventually; nothing is lost.
+            }
+            mmap = null;
+        }
+    }
+
+    protected int relativeOffset(long offset) {
+        long relative = offset - baseOffset;
+        if (relative < 0 || relative > Integer.MAX_VALUE) {
+            throw new IndexOffsetOverflowException("offset " + offset + " does not fit index with base " + baseOffset);
+        }
+        return (int) relative;
+    }
+
+    /** Whether {@code offset} can be stored relative to this index's base offset. */
+    public boolean canAppendOffset(long offset) {
+        long relative = offset - baseOffset;
+        return relative >= 0 && relative <= Integer.MAX_VALUE;
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "(" + file + ", entries=" + entries + ")";
+    }
+}
