@@ -154,13 +154,20 @@ public final class LogSegment {
         return Files.getLastModifiedTime(log.file().toPath()).toMillis();
     }
 
-    /** When the segment started, for {@code segment.ms}: its first batch's timestamp, else its creation. */
-    public long rollingBaseTimestampMs() {
+    /**
+     * How long this segment has been filling, for {@code segment.ms}, as Kafka measures it: from the
+     * first batch's timestamp to the incoming batch's, or (when records carry no timestamps) from the
+     * segment's creation on the broker clock.
+     */
+    public long timeWaitedForRollMs(long incomingMaxTimestamp, long nowMs) {
         if (firstBatchTimestamp == Long.MIN_VALUE) {
             Optional<FileChannelRecordBatch> first = firstBatch();
             firstBatchTimestamp = first.map(RecordBatch::maxTimestamp).orElse(RecordBatch.NO_TIMESTAMP);
         }
-        return firstBatchTimestamp >= 0 ? firstBatchTimestamp : createdMs;
+        if (firstBatchTimestamp >= 0 && incomingMaxTimestamp >= 0) {
+            return incomingMaxTimestamp - firstBatchTimestamp;
+        }
+        return nowMs - createdMs;
     }
 
     private Optional<FileChannelRecordBatch> firstBatch() {
@@ -169,15 +176,16 @@ public final class LogSegment {
     }
 
     /**
-     * Whether the next append of {@code bytes} bytes ending at {@code lastOffset} must go to a new
+     * Whether the next append of {@code bytes} bytes ending at {@code lastOffset}, newest timestamp
+     * {@code maxTimestamp}, must go to a new
      * segment: size, age, a full index, or an offset too far from the base for the index.
      */
-    public boolean shouldRoll(LogConfig config, int bytes, long lastOffset, long nowMs) {
+    public boolean shouldRoll(LogConfig config, int bytes, long lastOffset, long maxTimestamp, long nowMs) {
         if (size() == 0) {
             return false;
         }
         return size() > config.segmentBytes() - bytes
-                || nowMs - rollingBaseTimestampMs() > config.segmentMs()
+                || timeWaitedForRollMs(maxTimestamp, nowMs) > config.segmentMs()
                 || offsetIndex.isFull()
                 || timeIndex.isFull()
                 || !offsetIndex.canAppendOffset(lastOffset);

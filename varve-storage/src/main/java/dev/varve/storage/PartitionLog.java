@@ -133,7 +133,7 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void appendValidated(MemoryRecords records, LogAppendInfo info) {
-        LogSegment segment = maybeRoll(records.sizeInBytes(), info.lastOffset());
+        LogSegment segment = maybeRoll(records.sizeInBytes(), info.lastOffset(), info.maxTimestamp());
         int positionBefore = segment.size();
         try {
             segment.append(records);
@@ -156,9 +156,9 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
-    private LogSegment maybeRoll(int bytes, long lastOffset) {
+    private LogSegment maybeRoll(int bytes, long lastOffset, long maxTimestamp) {
         LogSegment active = segments.active();
-        if (active.shouldRoll(config, bytes, lastOffset, time.milliseconds())) {
+        if (active.shouldRoll(config, bytes, lastOffset, maxTimestamp, time.milliseconds())) {
             return rollLocked();
         }
         return active;
