@@ -15,8 +15,13 @@ import java.util.OptionalInt;
  *
  * <p>This is what lets a replica that becomes a follower truncate to where its log diverges from
  * the new leader's, instead of blindly to its high watermark (KIP-101). Epochs and start offsets are
- * strictly increasing. Thread-safe (all methods synchronize); changes are rare (one per leader
- * change) so each is written through.
+ * strictly increasing. Thread-safe (all methods synchronize).
+ *
+ * <p>Each change rewrites the checkpoint atomically but without fsync (a broker taking over
+ * thousands of partitions must not pay thousands of fsyncs, the problem Kafka fixed in KAFKA-15046);
+ * {@link #flush()} makes it durable and the log calls it before moving its recovery point, so the
+ * epochs of every flushed batch are on disk. A checkpoint lost in a power failure is rebuilt from the
+ * batches' epochs when the log is loaded.
  */
 public final class LeaderEpochCache {
     public static final int UNDEFINED_EPOCH = -1;
@@ -48,6 +53,7 @@ public final class LeaderEpochCache {
 
     private final CheckpointFile<EpochEntry> checkpoint;
     private final List<EpochEntry> entries = new ArrayList<>();
+    private boolean dirty;
 
     private LeaderEpochCache(File file) {
         this.checkpoint = new CheckpointFile<>(file, FORMAT);
@@ -165,9 +171,23 @@ public final class LeaderEpochCache {
 
     private void persist() {
         try {
-            checkpoint.write(entries);
+            checkpoint.write(entries, false);
+            dirty = true;
         } catch (IOException e) {
             throw new KafkaStorageException("cannot write " + checkpoint.file(), e);
+        }
+    }
+
+    /** Fsyncs the checkpoint if it changed since the last flush. */
+    public synchronized void flush() {
+        if (!dirty) {
+            return;
+        }
+        try {
+            checkpoint.fsync();
+            dirty = false;
+        } catch (IOException e) {
+            throw new KafkaStorageException("cannot fsync " + checkpoint.file(), e);
         }
     }
 }

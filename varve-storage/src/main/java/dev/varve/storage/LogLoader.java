@@ -30,14 +30,16 @@ final class LogLoader {
         static final Checkpoints NEW = new Checkpoints(0, 0, 0, true);
     }
 
+    /** @param created whether the partition directory did not exist before this load */
     record Loaded(LogSegments segments, LeaderEpochCache epochCache, long logStartOffset, long logEndOffset,
-                  long recoveryPoint, long highWatermark) {
+                  long recoveryPoint, long highWatermark, boolean created) {
     }
 
     private LogLoader() {
     }
 
     static Loaded load(File dir, TopicPartition tp, LogConfig config, Checkpoints checkpoints, long nowMs) throws IOException {
+        boolean created = !dir.exists();
         Files.createDirectories(dir.toPath());
         TreeMap<Long, File> logFiles = new TreeMap<>();
         File[] files = dir.listFiles();
@@ -118,7 +120,7 @@ final class LogLoader {
         cache.truncateFromStart(logStartOffset);
         recoveryPoint = checkpoints.cleanShutdown() ? logEndOffset : Math.min(recoveryPoint, logEndOffset);
         long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
-        return new Loaded(segments, cache, logStartOffset, logEndOffset, recoveryPoint, hw);
+        return new Loaded(segments, cache, logStartOffset, logEndOffset, recoveryPoint, hw, created);
     }
 
     /** Recovers segments at or past the recovery point; returns the recovery point to keep. */
@@ -162,21 +164,16 @@ final class LogLoader {
     }
 
     /**
-     * After a clean shutdown indexes were trimmed and flushed: check the active segment's cheaply and
-     * the others only by length (mapping thousands of idle indexes at start-up would cost address
-     * space for nothing); rebuild whatever fails.
+     * After a clean shutdown indexes were trimmed and flushed: check each one's length and last
+     * entries with positional reads (mapping thousands of idle indexes at start-up would cost
+     * address space for nothing); rebuild whatever fails.
      */
     private static void checkIndexes(TopicPartition tp, LogSegments segments, SegmentRecovery recovery,
                                      LeaderEpochCache cache) throws IOException {
-        LogSegment active = segments.active();
         for (LogSegment s : segments.all()) {
             try {
-                if (s == active) {
-                    s.offsetIndex().sanityCheck();
-                    s.timeIndex().sanityCheck();
-                } else if (s.offsetIndex().file().length() % 8 != 0 || s.timeIndex().file().length() % 12 != 0) {
-                    throw new CorruptIndexException("index of " + s + " has a partial entry");
-                }
+                s.offsetIndex().sanityCheck();
+                s.timeIndex().sanityCheck();
             } catch (CorruptIndexException e) {
                 LOG.warn("{}: {}; rebuilding", tp, e.getMessage());
                 recovery.recover(s, batch -> assignEpoch(cache, batch));

@@ -150,8 +150,8 @@ public final class LogManager implements AutoCloseable {
             File parent = leastLoadedDir();
             File dir = new File(parent, LogFileNames.dirName(tp));
             try {
+                // The new directory's entry in its parent is fsynced by the log's first flush.
                 PartitionLog log = PartitionLog.open(dir, tp, topicConfigs.apply(tp.topic()), time, scheduler);
-                dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(parent.toPath());
                 logs.put(tp, log);
                 return log;
             } catch (IOException e) {
@@ -161,6 +161,9 @@ public final class LogManager implements AutoCloseable {
     }
 
     private File leastLoadedDir() {
+        if (managerConfig.logDirs().size() == 1) {
+            return managerConfig.logDirs().get(0);
+        }
         Map<String, Integer> counts = new HashMap<>();
         for (PartitionLog log : logs.values()) {
             counts.merge(log.dir().getParentFile().getAbsolutePath(), 1, Integer::sum);

@@ -61,7 +61,10 @@ public final class PartitionLog implements AutoCloseable {
     private volatile long highWatermark;
     private volatile LogEnd logEnd;
     private volatile long lastFlushMs;
+    /** Segment files were created or renamed since the directory was last fsynced. */
     private boolean directoryDirty;
+    /** The partition directory itself may not be durable in its parent yet (a new log). */
+    private boolean parentDirectoryDirty;
     private volatile boolean closed;
 
     private PartitionLog(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler, LogLoader.Loaded loaded) {
@@ -78,6 +81,8 @@ public final class PartitionLog implements AutoCloseable {
         this.lastFlushMs = time.milliseconds();
         LogSegment active = segments.active();
         this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size());
+        this.directoryDirty = loaded.created();
+        this.parentDirectoryDirty = loaded.created();
     }
 
     /** Opens a brand-new or cleanly closed partition directory. */
@@ -500,11 +505,12 @@ public final class PartitionLog implements AutoCloseable {
 
     // ---------------------------------------------------------------- durability
 
-    /** Fsyncs everything up to the log end. */
+    /** Fsyncs everything up to the log end, and the leader-epoch checkpoint. */
     public void flush() {
         synchronized (lock) {
             if (!closed) {
                 flushLocked(logEnd.offset());
+                epochCache.flush();
             }
         }
     }
@@ -526,9 +532,14 @@ public final class PartitionLog implements AutoCloseable {
             for (LogSegment s : segments.range(recoveryPoint, upTo)) {
                 s.flush();
             }
+            epochCache.flush();
             if (directoryDirty) {
                 CheckpointFile.fsyncDirectory(dir.toPath());
                 directoryDirty = false;
+            }
+            if (parentDirectoryDirty) {
+                CheckpointFile.fsyncDirectory(dir.getParentFile().toPath());
+                parentDirectoryDirty = false;
             }
         } catch (IOException e) {
             throw new KafkaStorageException("cannot flush " + topicPartition, e);

@@ -155,4 +155,26 @@ class LogManagerTest {
         assertThat(again.getLog(tp).orElseThrow().logEndOffset()).isEqualTo(30);
         again.close();
     }
+
+    @Test
+    void thousandsOfPartitionsLoadWithoutMappingTheirIndexes() throws IOException {
+        java.nio.file.Path maps = java.nio.file.Path.of("/proc/self/maps");
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isReadable(maps), "needs /proc/self/maps");
+        File d = new File(tmp, "data");
+        LogManager m = manager(d);
+        int partitions = 1000;
+        for (int p = 0; p < partitions; p++) {
+            PartitionLog log = m.getOrCreateLog(new TopicPartition("many", p));
+            log.appendAsLeader(TestRecords.batch(T0, "v" + p), -1);
+        }
+        m.close();
+        LogManager again = manager(d);
+        assertThat(again.allLogs()).hasSize(partitions);
+        long mappedIndexes = Files.readAllLines(maps).stream()
+                .filter(l -> l.endsWith(".index") || l.endsWith(".timeindex")).count();
+        assertThat(mappedIndexes).as("index files mapped after loading %d partitions", partitions).isZero();
+        assertThat(again.getLog(new TopicPartition("many", partitions - 1)).orElseThrow().read(0, 1000, 1, true).records().sizeInBytes())
+                .isPositive();
+        again.close();
+    }
 }

@@ -54,7 +54,17 @@ public final class CheckpointFile<T> {
         return path.toFile();
     }
 
+    /** Replaces the file atomically and durably (fsync of the file and its directory). */
     public synchronized void write(Collection<T> entries) throws IOException {
+        write(entries, true);
+    }
+
+    /**
+     * Replaces the file atomically; with {@code sync} false the new contents reach the disk when the
+     * OS writes them back or at the next {@link #fsync()}. After a power failure the file then holds
+     * the old contents, the new ones, or nothing readable (which {@link #read} reports as corrupt).
+     */
+    public synchronized void write(Collection<T> entries, boolean sync) throws IOException {
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
         try (FileOutputStream out = new FileOutputStream(tmp.toFile());
              BufferedWriter writer = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8))) {
@@ -67,12 +77,26 @@ public final class CheckpointFile<T> {
                 writer.newLine();
             }
             writer.flush();
-            out.getFD().sync();
+            if (sync) {
+                out.getFD().sync();
+            }
         }
         try {
             Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
             Files.move(tmp, path, StandardCopyOption.REPLACE_EXISTING);
+        }
+        if (sync) {
+            fsyncDirectory(path.getParent());
+        }
+    }
+
+    /** Makes the last {@link #write(Collection, boolean)} durable. */
+    public synchronized void fsync() throws IOException {
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (NoSuchFileException e) {
+            return;
         }
         fsyncDirectory(path.getParent());
     }

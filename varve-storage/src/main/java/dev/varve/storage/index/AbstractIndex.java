@@ -6,10 +6,12 @@ import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 
 /**
  * A sparse, sorted, fixed-entry-size index file beside a log segment, memory-mapped lazily.
@@ -222,26 +224,58 @@ public abstract class AbstractIndex implements AutoCloseable {
         fileLength = newLength;
     }
 
-    /** Checks the structure cheaply: whole entries, and the last key after the first. */
-    public void sanityCheck() {
-        if (fileLength % entrySize != 0) {
-            throw new CorruptIndexException("index " + file + " has length " + fileLength
-                    + ", not a multiple of the entry size " + entrySize);
+    /**
+     * Checks the structure cheaply: whole entries, and the last two entries in order. Reads the tail
+     * with a positional read instead of mapping the file, so checking thousands of indexes at
+     * start-up maps none of them.
+     */
+    public synchronized void sanityCheck() throws IOException {
+        checkLength();
+        int from = Math.max(0, entries - 2);
+        if (entries == 0) {
+            return;
         }
-        verifyEntries(Math.max(0, entries - 2));
+        if (mmap != null) {
+            verifyEntries(view(), from, entries);
+            return;
+        }
+        ByteBuffer tail = ByteBuffer.allocate((entries - from) * entrySize);
+        try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            long position = (long) from * entrySize;
+            while (tail.hasRemaining()) {
+                int n = channel.read(tail, position + tail.position());
+                if (n < 0) {
+                    throw new CorruptIndexException("index " + file + " is shorter than its entries");
+                }
+            }
+        }
+        // Lay the tail out as if it were the whole file, so slot numbers stay absolute.
+        ByteBuffer asWhole = ByteBuffer.allocate(entries * entrySize);
+        asWhole.position(from * entrySize);
+        asWhole.put(tail.flip());
+        verifyEntries(asWhole.clear(), from, entries);
     }
 
     /** Checks every entry (ordering and bounds); used after an unclean shutdown. */
-    public void fullCheck() {
+    public synchronized void fullCheck() {
+        checkLength();
+        if (entries > 0) {
+            verifyEntries(view(), 0, entries);
+        }
+    }
+
+    private void checkLength() {
         if (fileLength % entrySize != 0) {
             throw new CorruptIndexException("index " + file + " has length " + fileLength
                     + ", not a multiple of the entry size " + entrySize);
         }
-        verifyEntries(0);
     }
 
-    /** Verifies entries from {@code fromSlot} on; throws {@link CorruptIndexException}. */
-    protected abstract void verifyEntries(int fromSlot);
+    /**
+     * Verifies the entries in slots [{@code fromSlot}, {@code toSlot}) of {@code buffer}, where slot i
+     * starts at byte {@code i * entrySize}; throws {@link CorruptIndexException}.
+     */
+    protected abstract void verifyEntries(ByteBuffer buffer, int fromSlot, int toSlot);
 
     public synchronized void renameTo(File target) throws IOException {
         if (file.exists()) {

@@ -94,18 +94,16 @@ public final class OffsetIndex extends AbstractIndex {
     }
 
     @Override
-    protected synchronized void verifyEntries(int fromSlot) {
-        int n = entries();
-        if (n == 0) {
-            return;
-        }
-        ByteBuffer view = view();
-        long prevOffset = fromSlot == 0 ? -1 : relOffsetAt(view, fromSlot - 1);
-        long prevPosition = fromSlot == 0 ? 0 : positionAt(view, fromSlot - 1);
+    protected void verifyEntries(ByteBuffer view, int fromSlot, int n) {
+        // Slot fromSlot is compared with its successor only; slot 0 also with the minimum (0, 0):
+        // the first batch is never indexed, so no entry has position 0.
+        long prevOffset = -1;
+        long prevPosition = 0;
         for (int slot = fromSlot; slot < n; slot++) {
             long rel = relOffsetAt(view, slot);
             long pos = positionAt(view, slot);
-            if (rel <= prevOffset || pos <= prevPosition) {
+            boolean checked = slot > fromSlot || fromSlot == 0;
+            if (checked && (rel <= prevOffset || pos <= prevPosition)) {
                 throw new CorruptIndexException("offset index " + file() + " entry " + slot + " (" + rel + ", " + pos
                         + ") is not after (" + prevOffset + ", " + prevPosition + ")");
             }

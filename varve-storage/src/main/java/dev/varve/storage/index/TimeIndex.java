@@ -97,18 +97,14 @@ public final class TimeIndex extends AbstractIndex {
     }
 
     @Override
-    protected synchronized void verifyEntries(int fromSlot) {
-        int n = entries();
-        if (n == 0) {
-            return;
-        }
-        ByteBuffer view = view();
-        long prevTs = fromSlot == 0 ? Long.MIN_VALUE : timestampAt(view, fromSlot - 1);
-        long prevRel = fromSlot == 0 ? -1 : relOffsetAt(view, fromSlot - 1);
+    protected void verifyEntries(ByteBuffer view, int fromSlot, int n) {
+        long prevTs = Long.MIN_VALUE;
+        long prevRel = -1;
         for (int slot = fromSlot; slot < n; slot++) {
             long ts = timestampAt(view, slot);
             long rel = relOffsetAt(view, slot);
-            if (ts <= prevTs || rel < prevRel || rel < 0) {
+            boolean checked = slot > fromSlot || fromSlot == 0;
+            if (rel < 0 || (checked && (ts <= prevTs || rel < prevRel))) {
                 throw new CorruptIndexException("time index " + file() + " entry " + slot + " (" + ts + ", " + rel
                         + ") is not after (" + prevTs + ", " + prevRel + ")");
             }
