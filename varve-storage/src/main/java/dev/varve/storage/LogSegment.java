@@ -286,7 +286,7 @@ public final class LogSegment {
      * @return bytes removed
      */
     public int truncateTo(long offset) throws IOException {
-        FileRecords.LogOffsetPosition mapping = translateOffset(offset, 0);
+        FileRecords.LogOffsetPosition mapping = translateOffset(offset);
         if (mapping == null) {
             return 0;
         }
@@ -359,8 +359,9 @@ public final class LogSegment {
 
     /** Releases file handles and mappings, trimming the indexes first (clean close). */
     public void close() throws IOException {
-        if (log.channel().isOpen() && timeIndex.file().exists()) {
-            ensureTimestampsLoaded();
+        // Timestamps are loaded only once the segment is written to (or recovered); otherwise its
+        // time index is already final and need not be mapped just to be checked.
+        if (maxTimestampSoFar != Long.MIN_VALUE && log.channel().isOpen()) {
             timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, true);
         }
         offsetIndex.close();
