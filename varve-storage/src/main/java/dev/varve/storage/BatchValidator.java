@@ -51,6 +51,10 @@ public final class BatchValidator {
             if (batch.isControlBatch()) {
                 throw new InvalidRecordException("clients may not send control batches");
             }
+            if (batch.hasProducerId() && batch.baseSequence() < 0) {
+                throw new InvalidRecordException("invalid sequence number " + batch.baseSequence()
+                        + " in a batch of producer " + batch.producerId());
+            }
             maxRecordTimestamps[i] = checkRecords(batch, config, nowMs);
             totalRecords += batch.countOrNull();
         }

@@ -15,6 +15,7 @@ import org.apache.kafka.common.utils.internals.CloseableIterator;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.Optional;
 
@@ -191,16 +192,52 @@ public final class LogSegment {
                 || !offsetIndex.canAppendOffset(lastOffset);
     }
 
-    /**
-     * The first batch whose last offset is at least {@code offset}, searching from
-     * {@code startingPosition}; null when there is none in this segment.
-     */
-    public FileRecords.LogOffsetPosition translateOffset(long offset, int startingPosition) {
-        return log.searchForOffsetFromPosition(offset, startingPosition);
+    /** Where a batch starts, and its size when it was read (-1 when only its position is known). */
+    public record BatchPosition(int position, int size) {
     }
 
-    public FileRecords.LogOffsetPosition translateOffset(long offset) {
-        return translateOffset(offset, offsetIndex.lookup(offset).position());
+    /**
+     * The first batch whose last offset is at least {@code offset}; null when there is none.
+     *
+     * <p>The offset index gives the indexed batch at or before the offset (its last offset is in the
+     * entry) and the next indexed batch; only the headers between them are read, one positional read
+     * of {@value BatchHeaders#PREFIX_BYTES} bytes each. With Kafka's default index interval and
+     * batches of a few KiB this is at most one read.
+     */
+    public BatchPosition translateOffset(long offset) {
+        OffsetPosition[] around = offsetIndex.bracket(offset);
+        OffsetPosition floor = around[0];
+        OffsetPosition ceiling = around[1];
+        if (floor != null && floor.offset() >= offset) {
+            return new BatchPosition(floor.position(), -1);
+        }
+        int end = log.sizeInBytes();
+        int position = floor == null ? 0 : floor.position();
+        boolean knownBelow = floor != null; // the batch at position ends below the offset
+        ByteBuffer header = BatchHeaders.buffer();
+        while (position < end) {
+            if (ceiling != null && position == ceiling.position()) {
+                return new BatchPosition(position, -1); // its last offset (in the entry) is above the offset
+            }
+            if (!BatchHeaders.read(log.channel(), position, end, header)) {
+                return null;
+            }
+            int size = BatchHeaders.size(header);
+            if (!knownBelow && BatchHeaders.lastOffset(header) >= offset) {
+                return new BatchPosition(position, size);
+            }
+            knownBelow = false;
+            position += size;
+        }
+        return null;
+    }
+
+    private int sizeOfBatchAt(int position) {
+        ByteBuffer header = BatchHeaders.buffer();
+        if (!BatchHeaders.read(log.channel(), position, log.sizeInBytes(), header)) {
+            throw new org.apache.kafka.common.errors.CorruptRecordException("no whole batch at position " + position + " of " + log.file());
+        }
+        return BatchHeaders.size(header);
     }
 
     /**
@@ -212,31 +249,40 @@ public final class LogSegment {
      * @return null when no batch in this segment reaches startOffset
      */
     public LogSlice read(long startOffset, int maxSize, int maxPosition, boolean minOneBatch) {
-        FileRecords.LogOffsetPosition start = translateOffset(startOffset);
+        BatchPosition start = translateOffset(startOffset);
         if (start == null) {
             return null;
         }
-        int from = start.position;
+        int from = start.position();
         if (from >= maxPosition) {
             return new LogSlice(startOffset, log.slice(from, 0));
         }
         long limit = Math.min((long) maxPosition, (long) from + Math.max(0, maxSize));
         int end = endOfWholeBatches(from, (int) limit, maxPosition);
         if (end == from && minOneBatch) {
-            end = from + start.size;
+            end = from + (start.size() >= 0 ? start.size() : sizeOfBatchAt(from));
         }
         return new LogSlice(startOffset, log.slice(from, end - from));
     }
 
-    /** The end of the last whole batch that starts at or after {@code from} and ends by {@code limit}. */
+    /**
+     * A batch boundary at most {@code limit} and at least {@code from}: the last indexed batch start
+     * at or below the limit when there is one past {@code from} (no read at all; the slice may be up
+     * to one index interval shorter than the limit allows), else the end of the last whole batch
+     * found by reading headers forward from {@code from}.
+     */
     private int endOfWholeBatches(int from, int limit, int maxPosition) {
         if (limit == maxPosition) {
             return limit; // maxPosition is always a batch boundary
         }
-        int scanFrom = Math.max(from, offsetIndex.lookupByPosition(limit).position());
-        int end = scanFrom;
-        for (FileChannelRecordBatch batch : log.batchesFrom(scanFrom)) {
-            int batchEnd = batch.position() + batch.sizeInBytes();
+        int indexed = offsetIndex.lookupByPosition(limit).position();
+        if (indexed > from) {
+            return indexed;
+        }
+        int end = from;
+        ByteBuffer header = BatchHeaders.buffer();
+        while (BatchHeaders.read(log.channel(), end, limit, header)) {
+            int batchEnd = end + BatchHeaders.size(header);
             if (batchEnd > limit) {
                 break;
             }
@@ -286,15 +332,15 @@ public final class LogSegment {
      * @return bytes removed
      */
     public int truncateTo(long offset) throws IOException {
-        FileRecords.LogOffsetPosition mapping = translateOffset(offset);
+        BatchPosition mapping = translateOffset(offset);
         if (mapping == null) {
             return 0;
         }
         offsetIndex.truncateTo(offset);
         timeIndex.truncateTo(offset);
-        int removed = log.truncateTo(mapping.position);
+        int removed = log.truncateTo(mapping.position());
         // Recompute writer state from what remains.
-        bytesSinceLastIndexEntry = mapping.position - offsetIndex.lastEntry().position();
+        bytesSinceLastIndexEntry = mapping.position() - offsetIndex.lastEntry().position();
         TimestampOffset last = timeIndex.lastEntry();
         maxTimestampSoFar = last.timestamp();
         offsetOfMaxTimestampSoFar = last.offset();

@@ -246,9 +246,9 @@ public final class PartitionLog implements AutoCloseable {
         } else if (segments.nextBaseOffset(segment.baseOffset(), Long.MAX_VALUE) <= bound) {
             return segment.size();
         }
-        FileRecords.LogOffsetPosition p = segment.translateOffset(bound);
+        LogSegment.BatchPosition p = segment.translateOffset(bound);
         int limit = segment.baseOffset() == end.segmentBaseOffset() ? end.position() : segment.size();
-        return p == null ? limit : Math.min(p.position, limit);
+        return p == null ? limit : Math.min(p.position(), limit);
     }
 
     private LogSlice emptySlice(long offset) {

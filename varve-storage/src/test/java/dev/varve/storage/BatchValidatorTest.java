@@ -150,6 +150,17 @@ class BatchValidatorTest {
     }
 
     @Test
+    void idempotentBatchNeedsASequenceNumber() {
+        MemoryRecords ok = MemoryRecords.withIdempotentRecords(Compression.NONE, 42L, (short) 0, 0,
+                new SimpleRecord(NOW, "v".getBytes()));
+        assertThat(BatchValidator.validateAndAssignOffsets(ok, 0, 0, config, NOW).numRecords()).isEqualTo(1);
+        MemoryRecords bad = MemoryRecords.withIdempotentRecords(Compression.NONE, 42L, (short) 0, -1,
+                new SimpleRecord(NOW, "v".getBytes()));
+        assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(bad, 0, 0, config, NOW))
+                .isInstanceOf(InvalidRecordException.class).hasMessageContaining("sequence");
+    }
+
+    @Test
     void emptyRequestIsANoOp() {
         assertThat(BatchValidator.validateAndAssignOffsets(MemoryRecords.EMPTY, 0, 0, config, NOW)).isEqualTo(LogAppendInfo.EMPTY);
     }

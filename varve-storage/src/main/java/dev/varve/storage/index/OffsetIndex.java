@@ -52,6 +52,18 @@ public final class OffsetIndex extends AbstractIndex {
         return slot < 0 ? new OffsetPosition(baseOffset, 0) : entry(slot);
     }
 
+    /**
+     * The entries around {@code targetOffset}: the largest at most it (null when none is) and the
+     * next one (null when there is none). Lets a search stop at the next indexed batch without
+     * reading its header.
+     */
+    public synchronized OffsetPosition[] bracket(long targetOffset) {
+        int slot = largestLowerBoundSlot(targetOffset - baseOffset, OffsetIndex::relOffsetAt);
+        OffsetPosition floor = slot < 0 ? null : entry(slot);
+        OffsetPosition ceiling = slot + 1 < entries() ? entry(slot + 1) : null;
+        return new OffsetPosition[]{floor, ceiling};
+    }
+
     /** The largest entry whose position is at most {@code position}; (baseOffset, 0) when none is. */
     public synchronized OffsetPosition lookupByPosition(int position) {
         int slot = largestLowerBoundSlot(position, OffsetIndex::positionAt);
