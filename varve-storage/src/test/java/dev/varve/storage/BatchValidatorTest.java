@@ -154,8 +154,10 @@ class BatchValidatorTest {
         MemoryRecords ok = MemoryRecords.withIdempotentRecords(Compression.NONE, 42L, (short) 0, 0,
                 new SimpleRecord(NOW, "v".getBytes()));
         assertThat(BatchValidator.validateAndAssignOffsets(ok, 0, 0, config, NOW).numRecords()).isEqualTo(1);
-        MemoryRecords bad = MemoryRecords.withIdempotentRecords(Compression.NONE, 42L, (short) 0, -1,
+        MemoryRecords bad = MemoryRecords.withIdempotentRecords(Compression.NONE, 42L, (short) 0, 0,
                 new SimpleRecord(NOW, "v".getBytes()));
+        bad.buffer().putInt(53, -1); // baseSequence (Kafka's builder refuses to write a negative one)
+        bad.batches().iterator().next().setMaxTimestamp(TimestampType.CREATE_TIME, NOW + 1); // fixes the CRC
         assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(bad, 0, 0, config, NOW))
                 .isInstanceOf(InvalidRecordException.class).hasMessageContaining("sequence");
     }
