@@ -11,16 +11,18 @@ import java.nio.channels.FileChannel;
  *
  * <pre>
  *   0 baseOffset int64 | 8 length int32 | 12 partitionLeaderEpoch int32 | 16 magic int8 | 17 crc int32
- *   21 attributes int16 | 23 lastOffsetDelta int32 | ...   (the first 27 bytes of the 61-byte header)
+ *   21 attributes int16 | 23 lastOffsetDelta int32 | 27 baseTimestamp int64 | 35 maxTimestamp int64
+ *   ...   (the first 43 bytes of the 61-byte header)
  * </pre>
  *
  * One positional read per batch, where Kafka's {@code FileRecords} search makes two (17 then 61
  * bytes). Used on the read path only over bytes already validated and published by the writer.
  */
 final class BatchHeaders {
-    static final int PREFIX_BYTES = 27;
+    static final int PREFIX_BYTES = 43;
     private static final int LENGTH_OFFSET = 8;
     private static final int LAST_OFFSET_DELTA_OFFSET = 23;
+    private static final int MAX_TIMESTAMP_OFFSET = 35;
     private static final int MIN_BATCH_BYTES = 61;
 
     private BatchHeaders() {
@@ -62,6 +64,10 @@ final class BatchHeaders {
 
     static long baseOffset(ByteBuffer header) {
         return header.getLong(0);
+    }
+
+    static long maxTimestamp(ByteBuffer header) {
+        return header.getLong(MAX_TIMESTAMP_OFFSET);
     }
 
     static long lastOffset(ByteBuffer header) {

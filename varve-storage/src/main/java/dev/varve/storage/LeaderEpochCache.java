@@ -160,6 +160,7 @@ public final class LeaderEpochCache {
         }
     }
 
+    /** Empties the cache (and writes the empty checkpoint, so its absence later means loss). */
     public synchronized void clear() {
         entries.clear();
         persist();

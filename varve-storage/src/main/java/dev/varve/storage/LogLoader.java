@@ -69,8 +69,18 @@ final class LogLoader {
 
         LeaderEpochCache epochCache;
         boolean rebuildEpochs = false;
+        boolean hasData = logFiles.values().stream().anyMatch(f -> f.length() > 0);
         try {
             epochCache = LeaderEpochCache.load(dir);
+            if (!new File(dir, LogFileNames.LEADER_EPOCH_CHECKPOINT).exists()) {
+                // Every log writes its (possibly empty) checkpoint when created: a missing one with
+                // data present was lost (it is not fsynced on every change).
+                rebuildEpochs = hasData;
+                if (hasData) {
+                    LOG.warn("{}: the leader epoch checkpoint is missing; rebuilding it from the log", tp);
+                }
+                epochCache.clear();
+            }
         } catch (CorruptCheckpointException e) {
             LOG.warn("{}: {}; rebuilding the leader epoch cache from the log", tp, e.getMessage());
             epochCache = LeaderEpochCache.empty(dir);
@@ -116,8 +126,10 @@ final class LogLoader {
             cache.clear();
             logEndOffset = logStartOffset;
         }
-        cache.truncateFromEnd(logEndOffset);
+        // Start first: moving the first entry up to the log start can put it at the log end, where
+        // no batch of that epoch exists.
         cache.truncateFromStart(logStartOffset);
+        cache.truncateFromEnd(logEndOffset);
         recoveryPoint = checkpoints.cleanShutdown() ? logEndOffset : Math.min(recoveryPoint, logEndOffset);
         long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
         return new Loaded(segments, cache, logStartOffset, logEndOffset, recoveryPoint, hw, created);
@@ -138,23 +150,39 @@ final class LogLoader {
             }
             long next = i + 1 < all.size() ? all.get(i + 1).baseOffset() : Long.MAX_VALUE;
             boolean unflushed = next > recoveryPoint;
-            if (!unflushed) {
-                try {
-                    s.offsetIndex().fullCheck();
-                    s.timeIndex().fullCheck();
-                    s.offsetIndex().closeMapping();
-                    s.timeIndex().closeMapping();
-                    continue;
-                } catch (CorruptIndexException e) {
-                    LOG.warn("{}: {}; rebuilding", tp, e.getMessage());
-                }
+            if (!unflushed && indexesTrustworthy(tp, s)) {
+                continue;
             }
             int cut = recovery.recover(s, batch -> assignEpoch(cache, batch));
-            if (cut > 0 && i + 1 < all.size()) {
+            // A segment that lost bytes, or ends short of the next one's base (a tail lost at a batch
+            // boundary), leaves a hole: offsets after it cannot be served contiguously.
+            if (i + 1 < all.size() && (cut > 0 || s.readNextOffset() != next)) {
                 truncatedAHole = true;
             }
         }
         return Math.min(recoveryPoint, segments.isEmpty() ? recoveryPoint : segments.active().readNextOffset());
+    }
+
+    /** For a segment below the recovery point: whether its indexes can be used as they are. */
+    private static boolean indexesTrustworthy(TopicPartition tp, LogSegment s) {
+        if (s.size() > 0 && (s.offsetIndex().wasMissing() || s.timeIndex().wasMissing())) {
+            LOG.warn("{}: an index of {} is missing; rebuilding", tp, s);
+            return false;
+        }
+        try {
+            s.offsetIndex().fullCheck();
+            s.timeIndex().fullCheck();
+            if (!s.lastIndexEntriesMatchLog()) {
+                throw new CorruptIndexException("the last index entries of " + s + " do not match its log");
+            }
+            return true;
+        } catch (CorruptIndexException e) {
+            LOG.warn("{}: {}; rebuilding", tp, e.getMessage());
+            return false;
+        } finally {
+            s.offsetIndex().closeMapping();
+            s.timeIndex().closeMapping();
+        }
     }
 
     private static void assignEpoch(LeaderEpochCache cache, RecordBatch batch) {
@@ -172,6 +200,9 @@ final class LogLoader {
                                      LeaderEpochCache cache) throws IOException {
         for (LogSegment s : segments.all()) {
             try {
+                if (s.size() > 0 && (s.offsetIndex().wasMissing() || s.timeIndex().wasMissing())) {
+                    throw new CorruptIndexException("an index of " + s + " is missing");
+                }
                 s.offsetIndex().sanityCheck();
                 s.timeIndex().sanityCheck();
             } catch (CorruptIndexException e) {

@@ -34,6 +34,7 @@ import java.util.Optional;
  * become visible to readers only after the file size is published by {@link FileRecords#append}.
  */
 public final class LogSegment {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(LogSegment.class);
     private final long baseOffset;
     private final FileRecords log;
     private final OffsetIndex offsetIndex;
@@ -116,7 +117,9 @@ public final class LogSegment {
             maxTimestampSoFar = batch.maxTimestamp();
             offsetOfMaxTimestampSoFar = batch.lastOffset();
         }
-        if (bytesSinceLastIndexEntry > indexIntervalBytes) {
+        // A multi-batch append may meet a full index: the entry is skipped (a sparser index is still
+        // correct) and the next append rolls.
+        if (bytesSinceLastIndexEntry > indexIntervalBytes && !offsetIndex.isFull() && !timeIndex.isFull()) {
             offsetIndex.append(batch.lastOffset(), position);
             timeIndex.maybeAppend(maxTimestampSoFar, offsetOfMaxTimestampSoFar, false);
             bytesSinceLastIndexEntry = 0;
@@ -208,18 +211,34 @@ public final class LogSegment {
         OffsetPosition[] around = offsetIndex.bracket(offset);
         OffsetPosition floor = around[0];
         OffsetPosition ceiling = around[1];
-        if (floor != null && floor.offset() >= offset) {
-            return new BatchPosition(floor.position(), -1);
-        }
         int end = log.sizeInBytes();
+        if (floor != null && floor.offset() >= offset) {
+            // The indexed batch ends exactly at the offset: check the entry against the batch.
+            ByteBuffer header = BatchHeaders.buffer();
+            if (BatchHeaders.read(log.channel(), floor.position(), end, header)
+                    && BatchHeaders.lastOffset(header) == floor.offset()) {
+                return new BatchPosition(floor.position(), BatchHeaders.size(header));
+            }
+            LOG.warn("offset index {} entry {} does not match the log; scanning from the start", offsetIndex.file(), floor);
+            return scanFromStart(offset, end);
+        }
         int position = floor == null ? 0 : floor.position();
         boolean knownBelow = floor != null; // the batch at position ends below the offset
         ByteBuffer header = BatchHeaders.buffer();
         while (position < end) {
-            if (ceiling != null && position == ceiling.position()) {
-                return new BatchPosition(position, -1); // its last offset (in the entry) is above the offset
+            if (ceiling != null && position == ceiling.position() && !knownBelow) {
+                // Reached from a batch whose header was read: the next indexed batch, whose last
+                // offset (in the entry) is above the offset.
+                return new BatchPosition(position, -1);
             }
-            if (!BatchHeaders.read(log.channel(), position, end, header)) {
+            if (!BatchHeaders.read(log.channel(), position, end, header)
+                    || (knownBelow && BatchHeaders.lastOffset(header) != floor.offset())) {
+                if (floor != null) {
+                    // The index disagrees with the log: never trust it for this lookup.
+                    LOG.warn("offset index {} entry {} does not match the log; scanning from the start",
+                            offsetIndex.file(), floor);
+                    return scanFromStart(offset, end);
+                }
                 return null;
             }
             int size = BatchHeaders.size(header);
@@ -230,6 +249,55 @@ public final class LogSegment {
             position += size;
         }
         return null;
+    }
+
+    private BatchPosition scanFromStart(long offset, int end) {
+        ByteBuffer header = BatchHeaders.buffer();
+        int position = 0;
+        while (BatchHeaders.read(log.channel(), position, end, header)) {
+            int size = BatchHeaders.size(header);
+            if (BatchHeaders.lastOffset(header) >= offset) {
+                return new BatchPosition(position, size);
+            }
+            position += size;
+        }
+        return null;
+    }
+
+    /**
+     * Whether the last entries of both indexes agree with the log, for a segment below the recovery
+     * point after an unclean stop: the offset index's last entry points at a batch ending at its
+     * offset; the time index's last entry (the segment's largest timestamp, written on roll) names an
+     * offset inside the segment and is not older than the last batch. Reads only the headers after
+     * the last indexed batch.
+     */
+    public boolean lastIndexEntriesMatchLog() {
+        int end = log.sizeInBytes();
+        ByteBuffer header = BatchHeaders.buffer();
+        int position = 0;
+        if (offsetIndex.entries() > 0) {
+            OffsetPosition last = offsetIndex.lastEntry();
+            if (!BatchHeaders.read(log.channel(), last.position(), end, header)
+                    || BatchHeaders.lastOffset(header) != last.offset()) {
+                return false;
+            }
+            position = last.position();
+        }
+        long nextOffset = baseOffset;
+        long lastBatchMaxTimestamp = RecordBatch.NO_TIMESTAMP;
+        while (BatchHeaders.read(log.channel(), position, end, header)) {
+            nextOffset = BatchHeaders.lastOffset(header) + 1;
+            lastBatchMaxTimestamp = BatchHeaders.maxTimestamp(header);
+            position += BatchHeaders.size(header);
+        }
+        if (position != end) {
+            return false;
+        }
+        if (timeIndex.entries() == 0) {
+            return lastBatchMaxTimestamp < 0;
+        }
+        TimestampOffset last = timeIndex.lastEntry();
+        return last.offset() < nextOffset && last.timestamp() >= lastBatchMaxTimestamp;
     }
 
     private int sizeOfBatchAt(int position) {

@@ -469,6 +469,11 @@ public final class PartitionLog implements AutoCloseable {
                 throw new KafkaStorageException("cannot truncate " + topicPartition + " to " + offset, e);
             }
             asyncDelete(doomed);
+            if (logEnd.offset() < logStartOffset) {
+                // The batch holding the offset began below the log start: nothing readable is left.
+                truncateFullyAndStartAtLocked(offset);
+                return true;
+            }
             epochCache.truncateFromEnd(logEnd.offset());
             recoveryPoint = Math.min(recoveryPoint, logEnd.offset());
             highWatermark = Math.min(highWatermark, logEnd.offset());

@@ -44,6 +44,8 @@ public abstract class AbstractIndex implements AutoCloseable {
     private MappedByteBuffer mmap; // null until first use
     private volatile int entries;
     private int fileLength;
+    private boolean dirty;
+    private final boolean wasMissing;
 
     protected AbstractIndex(File file, long baseOffset, int maxIndexSizeBytes, int entrySize) throws IOException {
         if (maxIndexSizeBytes < entrySize) {
@@ -60,10 +62,12 @@ public abstract class AbstractIndex implements AutoCloseable {
             }
             this.fileLength = (int) length;
             this.entries = (int) (length / entrySize);
+            this.wasMissing = false;
         } else {
             Files.createFile(file.toPath());
             this.fileLength = 0;
             this.entries = 0;
+            this.wasMissing = true;
         }
     }
 
@@ -141,6 +145,7 @@ public abstract class AbstractIndex implements AutoCloseable {
         buffer.position(entries * entrySize);
         writer.write(buffer);
         entries++;
+        dirty = true;
     }
 
     @FunctionalInterface
@@ -154,6 +159,7 @@ public abstract class AbstractIndex implements AutoCloseable {
             throw new IllegalArgumentException("cannot truncate " + file + " to " + n + " of " + entries + " entries");
         }
         entries = n;
+        dirty = true;
         if (mmap != null) {
             mmap.position(n * entrySize);
         }
@@ -201,11 +207,21 @@ public abstract class AbstractIndex implements AutoCloseable {
         return mmap().duplicate();
     }
 
-    /** Forces the mapped entries to disk. */
-    public synchronized void flush() {
-        if (mmap != null) {
-            mmap.force();
+    /** Forces the entries (and a trim) to disk, whether or not the file is mapped. */
+    public synchronized void flush() throws IOException {
+        if (!dirty) {
+            return;
         }
+        // fsync of the file also writes back pages dirtied through a (current or past) mapping.
+        try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.WRITE)) {
+            channel.force(true);
+        }
+        dirty = false;
+    }
+
+    /** Whether the file did not exist when this index was opened (it was created empty). */
+    public boolean wasMissing() {
+        return wasMissing;
     }
 
     /** Cuts the file to the valid entries (used when the segment becomes inactive or closes). */
@@ -222,6 +238,7 @@ public abstract class AbstractIndex implements AutoCloseable {
             raf.setLength(newLength);
         }
         fileLength = newLength;
+        dirty = true;
     }
 
     /**
