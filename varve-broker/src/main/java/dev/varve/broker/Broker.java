@@ -1,0 +1,180 @@
+package dev.varve.broker;
+
+import dev.varve.broker.api.ApiHandler;
+import dev.varve.broker.api.ApiVersionsHandler;
+import dev.varve.broker.api.CreateTopicsHandler;
+import dev.varve.broker.api.FetchHandler;
+import dev.varve.broker.api.InitProducerIdHandler;
+import dev.varve.broker.api.ListOffsetsHandler;
+import dev.varve.broker.api.MetadataHandler;
+import dev.varve.broker.api.ProduceHandler;
+import dev.varve.broker.network.KafkaServer;
+import dev.varve.broker.network.RequestDispatcher;
+import dev.varve.storage.ExecutorScheduler;
+import dev.varve.storage.LogManager;
+import dev.varve.storage.LogManagerConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.Writer;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A single-node Varve broker: storage, topics, partitions, the API handlers and the network
+ * listener, started and stopped in order.
+ *
+ * <p>Shutdown is clean: stop accepting connections, let in-flight requests finish, close
+ * connections, flush every log, write checkpoints and the clean-shutdown marker.
+ */
+public final class Broker implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(Broker.class);
+    public static final String META_PROPERTIES = "meta.properties";
+
+    private final BrokerConfig config;
+    private final ExecutorScheduler scheduler;
+    private final LogManager logManager;
+    private final FetchPurgatory purgatory;
+    private final ExecutorService requestThreads;
+    private final KafkaServer server;
+    private final BrokerContext context;
+
+    private Broker(BrokerConfig config) throws IOException, InterruptedException {
+        this.config = config;
+        File firstDir = config.logDirs().get(0);
+        Files.createDirectories(firstDir.toPath());
+        String clusterId = loadOrCreateClusterId(firstDir, config.nodeId());
+        TopicRegistry topics = new TopicRegistry(firstDir, config.defaultLogConfig());
+        this.scheduler = new ExecutorScheduler(2, "varve-scheduler");
+        LogManagerConfig lmc = new LogManagerConfig(config.logDirs(),
+                config.longValue(BrokerConfig.RETENTION_CHECK_INTERVAL_MS),
+                config.longValue(BrokerConfig.FLUSH_SCHEDULER_INTERVAL_MS),
+                config.longValue(BrokerConfig.FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS),
+                config.longValue(BrokerConfig.FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS),
+                config.longValue(BrokerConfig.HW_CHECKPOINT_INTERVAL_MS));
+        this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
+        logManager.startup();
+        this.purgatory = new FetchPurgatory();
+        ReplicaManager replicaManager = new ReplicaManager(logManager, topics, purgatory);
+        this.context = new BrokerContext(config, clusterId, topics, replicaManager, new ProducerIdManager(firstDir));
+        // On a single node every stored record is committed.
+        logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
+
+        List<ApiHandler> handlers = new ArrayList<>(List.of(
+                new MetadataHandler(context),
+                new ProduceHandler(context),
+                new FetchHandler(context),
+                new ListOffsetsHandler(context),
+                new CreateTopicsHandler(context),
+                new InitProducerIdHandler(context)));
+        RequestDispatcher[] dispatcher = new RequestDispatcher[1];
+        handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
+        dispatcher[0] = new RequestDispatcher(handlers);
+
+        AtomicInteger n = new AtomicInteger();
+        this.requestThreads = Executors.newFixedThreadPool(config.numIoThreads(), r -> {
+            Thread t = new Thread(r, "varve-request-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.server = new KafkaServer(config, dispatcher[0], requestThreads);
+        // A listener on port 0 got a free port: advertise that one.
+        List<BrokerConfig.Endpoint> advertised = new ArrayList<>();
+        List<BrokerConfig.Endpoint> listeners = config.listeners();
+        for (BrokerConfig.Endpoint e : config.advertisedListeners()) {
+            int port = e.port();
+            if (port == 0) {
+                for (int i = 0; i < listeners.size(); i++) {
+                    if (listeners.get(i).listenerName().equals(e.listenerName())) {
+                        port = server.boundAddresses().get(i).getPort();
+                    }
+                }
+            }
+            advertised.add(new BrokerConfig.Endpoint(e.listenerName(), e.host(), port));
+        }
+        context.setAdvertised(advertised);
+    }
+
+    /** Starts a broker; returns once it accepts connections. */
+    public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
+        for (String key : config.unknownKeys()) {
+            LOG.warn("ignoring unknown configuration key {}", key);
+        }
+        return new Broker(config);
+    }
+
+    public BrokerContext context() {
+        return context;
+    }
+
+    public List<InetSocketAddress> boundAddresses() {
+        return server.boundAddresses();
+    }
+
+    /** host:port of the first listener, for clients' bootstrap.servers. */
+    public String bootstrapServers() {
+        InetSocketAddress a = server.boundAddresses().get(0);
+        return a.getHostString() + ":" + a.getPort();
+    }
+
+    private static String loadOrCreateClusterId(File dir, int nodeId) throws IOException {
+        File meta = new File(dir, META_PROPERTIES);
+        Properties props = new Properties();
+        if (meta.exists()) {
+            try (Reader r = Files.newBufferedReader(meta.toPath())) {
+                props.load(r);
+            }
+            String id = props.getProperty("cluster.id");
+            String node = props.getProperty("node.id");
+            if (node != null && !node.equals(Integer.toString(nodeId))) {
+                throw new IllegalStateException(meta + " belongs to node " + node + ", not node.id=" + nodeId);
+            }
+            if (id != null) {
+                return id;
+            }
+        }
+        String id = Uuid.randomUuid().toString();
+        props.setProperty("version", "1");
+        props.setProperty("cluster.id", id);
+        props.setProperty("node.id", Integer.toString(nodeId));
+        File tmp = new File(dir, META_PROPERTIES + ".tmp");
+        try (Writer w = Files.newBufferedWriter(tmp.toPath())) {
+            props.store(w, "Varve");
+        }
+        Files.move(tmp.toPath(), meta.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        return id;
+    }
+
+    @Override
+    public void close() throws IOException {
+        LOG.info("shutting down");
+        server.stopAccepting();
+        requestThreads.shutdown();
+        try {
+            requestThreads.awaitTermination(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        server.close();
+        purgatory.close();
+        logManager.close();
+        try {
+            scheduler.close();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        LOG.info("shut down cleanly");
+    }
+}

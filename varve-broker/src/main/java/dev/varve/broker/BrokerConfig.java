@@ -1,0 +1,283 @@
+package dev.varve.broker;
+
+import dev.varve.storage.LogConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.TopicConfig;
+
+import java.io.File;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
+import static org.apache.kafka.common.config.ConfigDef.Importance.LOW;
+import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+import static org.apache.kafka.common.config.ConfigDef.Type.BOOLEAN;
+import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
+import static org.apache.kafka.common.config.ConfigDef.Type.LONG;
+import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
+
+/**
+ * The broker's settings, read from a {@code server.properties}-style file under Kafka's key names.
+ * Values are validated by Kafka's {@link ConfigDef} (an invalid value is refused with a message naming
+ * the key); keys Varve does not know are reported so the caller can warn about them.
+ *
+ * <p>Broker-wide topic defaults use Kafka's {@code log.*} names ({@code log.segment.bytes},
+ * {@code log.retention.ms}...) and become the {@link LogConfig} every topic starts from.
+ */
+public final class BrokerConfig {
+    public static final String NODE_ID = "node.id";
+    public static final String LISTENERS = "listeners";
+    public static final String ADVERTISED_LISTENERS = "advertised.listeners";
+    public static final String LOG_DIRS = "log.dirs";
+    public static final String LOG_DIR = "log.dir";
+    public static final String NUM_PARTITIONS = "num.partitions";
+    public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
+    public static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
+    public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String NUM_IO_THREADS = "num.io.threads";
+    public static final String NUM_NETWORK_THREADS = "num.network.threads";
+    public static final String BROKER_RACK = "broker.rack";
+    public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
+    public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
+    public static final String RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
+    public static final String FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
+    public static final String FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
+    public static final String FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
+    public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
+
+    /** Broker key → topic key, for the broker-wide topic defaults. */
+    static final Map<String, String> TOPIC_DEFAULTS = Map.ofEntries(
+            Map.entry("log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG),
+            Map.entry("log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG),
+            Map.entry("log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
+            Map.entry("log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
+            Map.entry("log.retention.ms", TopicConfig.RETENTION_MS_CONFIG),
+            Map.entry("log.retention.bytes", TopicConfig.RETENTION_BYTES_CONFIG),
+            Map.entry("log.retention.messages", LogConfig.RETENTION_MESSAGES_CONFIG),
+            Map.entry("log.flush.interval.messages", TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG),
+            Map.entry("log.flush.interval.ms", TopicConfig.FLUSH_MS_CONFIG),
+            Map.entry("message.max.bytes", TopicConfig.MAX_MESSAGE_BYTES_CONFIG),
+            Map.entry("log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
+            Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
+            Map.entry("log.message.timestamp.before.max.ms", TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
+            Map.entry("log.message.timestamp.after.max.ms", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+
+    /** Kafka's hour/minute variants of two defaults, lowest precedence first. */
+    private static final List<String[]> TIME_ALIASES = List.of(
+            new String[]{"log.roll.hours", "log.roll.ms", "3600000"},
+            new String[]{"log.retention.hours", "log.retention.ms", "3600000"},
+            new String[]{"log.retention.minutes", "log.retention.ms", "60000"});
+
+    private static final ConfigDef DEF = new ConfigDef()
+            .define(NODE_ID, INT, 1, atLeast(0), HIGH, "This broker's id.")
+            .define(LISTENERS, LIST, "PLAINTEXT://127.0.0.1:9092", HIGH, "Where to listen: NAME://host:port, comma-separated.")
+            .define(ADVERTISED_LISTENERS, LIST, null, HIGH, "What clients are told to connect to; defaults to listeners.")
+            .define(LOG_DIRS, LIST, null, HIGH, "Directories holding partition logs.")
+            .define(LOG_DIR, STRING, "varve-data", HIGH, "The log directory when log.dirs is not set.")
+            .define(NUM_PARTITIONS, INT, 1, atLeast(1), MEDIUM, "Partitions of an auto-created topic.")
+            .define(DEFAULT_REPLICATION_FACTOR, INT, 1, atLeast(1), MEDIUM, "Replication factor of an auto-created topic.")
+            .define(AUTO_CREATE_TOPICS, BOOLEAN, true, MEDIUM, "Create a topic when a client first asks for it.")
+            .define(DELETE_TOPIC_ENABLE, BOOLEAN, true, MEDIUM, "Allow DeleteTopics.")
+            .define(SOCKET_REQUEST_MAX_BYTES, INT, 100 * 1024 * 1024, atLeast(1024), MEDIUM, "Largest request frame accepted.")
+            .define(NUM_IO_THREADS, INT, 8, atLeast(1), MEDIUM, "Threads that handle requests.")
+            .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), MEDIUM, "Threads that read and write sockets.")
+            .define(BROKER_RACK, STRING, null, LOW, "This broker's rack.")
+            .define(MIN_INSYNC_REPLICAS, INT, 1, atLeast(1), MEDIUM, "Default min.insync.replicas of topics.")
+            .define(RETENTION_CHECK_INTERVAL_MS, LONG, 300_000L, atLeast(1), LOW, "How often retention runs.")
+            .define(FLUSH_SCHEDULER_INTERVAL_MS, LONG, 1_000L, atLeast(1), LOW, "How often logs are checked against flush.ms.")
+            .define(FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often recovery points are checkpointed.")
+            .define(FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often log start offsets are checkpointed.")
+            .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.");
+
+    static {
+        for (String key : TOPIC_DEFAULTS.keySet()) {
+            DEF.define(key, STRING, null, MEDIUM, "Broker-wide default of topic setting " + TOPIC_DEFAULTS.get(key) + ".");
+        }
+        for (String[] alias : TIME_ALIASES) {
+            DEF.define(alias[0], LONG, null, LOW, "Kafka's coarser form of " + alias[1] + ".");
+        }
+    }
+
+    private final Map<String, Object> values;
+    private final LogConfig defaultLogConfig;
+    private final Set<String> unknownKeys;
+
+    private BrokerConfig(Map<String, Object> values, LogConfig defaultLogConfig, Set<String> unknownKeys) {
+        this.values = values;
+        this.defaultLogConfig = defaultLogConfig;
+        this.unknownKeys = unknownKeys;
+    }
+
+    /** The zero-config single-node broker: 127.0.0.1:9092, data in ./varve-data. */
+    public static BrokerConfig defaults() {
+        return from(new Properties());
+    }
+
+    /** Parses and validates; throws {@link ConfigException} naming the first bad key. */
+    public static BrokerConfig from(Map<?, ?> props) {
+        Map<String, String> raw = new HashMap<>();
+        props.forEach((k, v) -> raw.put(String.valueOf(k).trim(), String.valueOf(v).trim()));
+        Map<String, Object> parsed = DEF.parse(raw);
+        Set<String> unknown = new TreeSet<>(raw.keySet());
+        unknown.removeAll(DEF.names());
+
+        Map<String, Object> topicDefaults = new HashMap<>();
+        for (String[] alias : TIME_ALIASES) {
+            Object v = parsed.get(alias[0]);
+            if (v != null && raw.get(alias[1]) == null) {
+                topicDefaults.put(TOPIC_DEFAULTS.get(alias[1]), String.valueOf((Long) v * Long.parseLong(alias[2])));
+            }
+        }
+        for (Map.Entry<String, String> e : TOPIC_DEFAULTS.entrySet()) {
+            Object v = parsed.get(e.getKey());
+            if (v != null) {
+                topicDefaults.put(e.getValue(), v);
+            }
+        }
+        LogConfig logConfig;
+        try {
+            logConfig = LogConfig.fromMap(topicDefaults);
+        } catch (ConfigException e) {
+            // Name the broker key the operator wrote, not the topic key it maps to.
+            String brokerKey = TOPIC_DEFAULTS.entrySet().stream()
+                    .filter(en -> e.getMessage() != null && e.getMessage().contains(en.getValue()))
+                    .map(Map.Entry::getKey).findFirst().orElse("?");
+            throw new ConfigException("Invalid value for " + brokerKey + ": " + e.getMessage());
+        }
+        BrokerConfig config = new BrokerConfig(parsed, logConfig, unknown);
+        config.validate();
+        return config;
+    }
+
+    private void validate() {
+        listeners();
+        advertisedListeners();
+        if (logDirs().isEmpty()) {
+            throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
+        }
+    }
+
+    public int nodeId() {
+        return (Integer) values.get(NODE_ID);
+    }
+
+    /** The listeners to bind. */
+    public List<Endpoint> listeners() {
+        @SuppressWarnings("unchecked")
+        List<String> list = (List<String>) values.get(LISTENERS);
+        return Endpoint.parseAll(LISTENERS, list);
+    }
+
+    /** What clients are told; the listeners themselves when not set. */
+    public List<Endpoint> advertisedListeners() {
+        @SuppressWarnings("unchecked")
+        List<String> list = (List<String>) values.get(ADVERTISED_LISTENERS);
+        return list == null ? listeners() : Endpoint.parseAll(ADVERTISED_LISTENERS, list);
+    }
+
+    public List<File> logDirs() {
+        @SuppressWarnings("unchecked")
+        List<String> dirs = (List<String>) values.get(LOG_DIRS);
+        List<File> out = new ArrayList<>();
+        if (dirs == null) {
+            out.add(new File((String) values.get(LOG_DIR)));
+        } else {
+            dirs.forEach(d -> out.add(new File(d)));
+        }
+        return out;
+    }
+
+    public int numPartitions() {
+        return (Integer) values.get(NUM_PARTITIONS);
+    }
+
+    public int defaultReplicationFactor() {
+        return (Integer) values.get(DEFAULT_REPLICATION_FACTOR);
+    }
+
+    public boolean autoCreateTopics() {
+        return (Boolean) values.get(AUTO_CREATE_TOPICS);
+    }
+
+    public boolean deleteTopicEnable() {
+        return (Boolean) values.get(DELETE_TOPIC_ENABLE);
+    }
+
+    public int socketRequestMaxBytes() {
+        return (Integer) values.get(SOCKET_REQUEST_MAX_BYTES);
+    }
+
+    public int numIoThreads() {
+        return (Integer) values.get(NUM_IO_THREADS);
+    }
+
+    public int numNetworkThreads() {
+        return (Integer) values.get(NUM_NETWORK_THREADS);
+    }
+
+    public String rack() {
+        return (String) values.get(BROKER_RACK);
+    }
+
+    public int minInsyncReplicas() {
+        return (Integer) values.get(MIN_INSYNC_REPLICAS);
+    }
+
+    public long longValue(String key) {
+        return (Long) values.get(key);
+    }
+
+    /** The settings every topic starts from (broker-wide {@code log.*} defaults applied). */
+    public LogConfig defaultLogConfig() {
+        return defaultLogConfig;
+    }
+
+    /** Keys in the file that Varve does not know (the caller warns). */
+    public Set<String> unknownKeys() {
+        return unknownKeys;
+    }
+
+    /** A listener: name, host and port. */
+    public record Endpoint(String listenerName, String host, int port) {
+        static List<Endpoint> parseAll(String key, List<String> values) {
+            List<Endpoint> out = new ArrayList<>();
+            for (String v : values) {
+                out.add(parse(key, v));
+            }
+            if (out.isEmpty()) {
+                throw new ConfigException(key, values, "at least one listener is needed");
+            }
+            return out;
+        }
+
+        static Endpoint parse(String key, String value) {
+            int sep = value.indexOf("://");
+            int colon = value.lastIndexOf(':');
+            if (sep <= 0 || colon <= sep + 2) {
+                throw new ConfigException(key, value, "expected NAME://host:port");
+            }
+            String host = value.substring(sep + 3, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(value.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(key, value, "the port is not a number");
+            }
+            if (port < 0 || port > 65535) {
+                throw new ConfigException(key, value, "the port must be 0-65535");
+            }
+            return new Endpoint(value.substring(0, sep), host.isEmpty() ? "0.0.0.0" : host, port);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicConfigs;
+import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.storage.LogConfig;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidReplicationFactorException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.requests.CreateTopicsRequest;
+import org.apache.kafka.common.requests.CreateTopicsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * CreateTopics (validate-only too): checks name, partition count, replication factor (at most the
+ * number of brokers: one, for now) and configs, then creates the topic and its partition logs.
+ * Results carry the topic id, the partition count and (v5+) the effective configs.
+ */
+public final class CreateTopicsHandler implements ApiHandler {
+    private final BrokerContext broker;
+
+    public CreateTopicsHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.CREATE_TOPICS;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.CREATE_TOPICS.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.CREATE_TOPICS.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        CreateTopicsRequest req = (CreateTopicsRequest) request;
+        CreateTopicsRequestData data = req.data();
+        CreateTopicsResponseData response = new CreateTopicsResponseData();
+        Set<String> seen = new HashSet<>();
+        Set<String> duplicates = new HashSet<>();
+        for (CreateTopicsRequestData.CreatableTopic t : data.topics()) {
+            if (!seen.add(t.name())) {
+                duplicates.add(t.name());
+            }
+        }
+        for (CreateTopicsRequestData.CreatableTopic t : data.topics()) {
+            CreateTopicsResponseData.CreatableTopicResult result = new CreateTopicsResponseData.CreatableTopicResult()
+                    .setName(t.name()).setTopicId(Uuid.ZERO_UUID).setNumPartitions(-1).setReplicationFactor((short) -1);
+            if (duplicates.contains(t.name())) {
+                result.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Create topics request from client "
+                        + "contains multiple entries for the topic " + t.name());
+            } else {
+                create(t, data.validateOnly(), result, req.version());
+            }
+            response.topics().add(result);
+        }
+        return CompletableFuture.completedFuture(new CreateTopicsResponse(response));
+    }
+
+    private void create(CreateTopicsRequestData.CreatableTopic t, boolean validateOnly,
+                        CreateTopicsResponseData.CreatableTopicResult result, short version) {
+        try {
+            if (!t.assignments().isEmpty()) {
+                throw new InvalidRequestException("manual replica assignments are not supported yet");
+            }
+            int partitions = t.numPartitions() == -1 ? broker.config().numPartitions() : t.numPartitions();
+            short rf = t.replicationFactor() == -1 ? (short) broker.config().defaultReplicationFactor() : t.replicationFactor();
+            if (rf < 1 || rf > 1) {
+                throw new InvalidReplicationFactorException("Replication factor: " + rf
+                        + " larger than available brokers: 1.");
+            }
+            Map<String, String> configs = new LinkedHashMap<>();
+            for (CreateTopicsRequestData.CreatableTopicConfig c : t.configs()) {
+                if (c.value() != null) {
+                    configs.put(c.name(), c.value());
+                }
+            }
+            TopicInfo created;
+            if (validateOnly) {
+                broker.topics().validateCreate(t.name(), partitions, configs);
+                created = new TopicInfo(t.name(), Uuid.ZERO_UUID, partitions, configs);
+            } else {
+                created = broker.createTopic(t.name(), partitions, configs);
+            }
+            result.setErrorCode(Errors.NONE.code())
+                    .setTopicId(created.id())
+                    .setNumPartitions(partitions)
+                    .setReplicationFactor(rf);
+            if (version >= 5) {
+                LogConfig effective = broker.topics().brokerDefaults().with(TopicConfigs.logConfigKeys(configs));
+                effective.toMap().forEach((k, v) -> result.configs().add(new CreateTopicsResponseData.CreatableTopicConfigs()
+                        .setName(k).setValue(String.valueOf(v)).setReadOnly(false)
+                        .setConfigSource((byte) (configs.containsKey(k) ? 1 : 5)).setIsSensitive(false)));
+            }
+        } catch (RuntimeException e) {
+            ApiError error = ApiError.fromThrowable(e);
+            result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+        }
+    }
+}

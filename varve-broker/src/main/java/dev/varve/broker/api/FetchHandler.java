@@ -1,0 +1,136 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.storage.LogSlice;
+import dev.varve.storage.PartitionLog;
+import org.apache.kafka.common.IsolationLevel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Fetch: reads each partition as a file slice of whole batches (sent with sendfile, never copied
+ * through the heap), bounded by the high watermark, by each partition's max bytes and by the
+ * request's total max bytes (the first partition with data always returns at least one batch, so a
+ * large batch cannot block a consumer). When fewer than {@code min.bytes} are ready the request
+ * waits in the purgatory until an append to one of its partitions or {@code max.wait.ms}.
+ *
+ * <p>Fetch sessions are declined: responses carry session id 0, which tells a client to keep
+ * sending full requests; a request naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+ */
+public final class FetchHandler implements ApiHandler {
+    private final BrokerContext broker;
+
+    public FetchHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.FETCH;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.FETCH.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.FETCH.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        FetchRequest req = (FetchRequest) request;
+        FetchRequestData data = req.data();
+        if (data.sessionId() != 0) {
+            return CompletableFuture.completedFuture(FetchResponse.of(new FetchResponseData()
+                    .setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code()).setSessionId(0)));
+        }
+        CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
+        Read first = read(data);
+        if (first.bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0 || first.hasError) {
+            result.complete(FetchResponse.of(first.response));
+            return result;
+        }
+        broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
+            try {
+                result.complete(FetchResponse.of(read(data).response));
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
+    }
+
+    private Read read(FetchRequestData data) {
+        boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
+        boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
+        FetchResponseData response = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0);
+        long remaining = data.maxBytes() <= 0 ? Integer.MAX_VALUE : data.maxBytes();
+        long total = 0;
+        boolean hasError = false;
+        List<TopicPartition> partitions = new ArrayList<>();
+        for (FetchRequestData.FetchTopic topic : data.topics()) {
+            Optional<TopicInfo> info = topic.topic() == null || topic.topic().isEmpty()
+                    ? broker.topics().get(topic.topicId())
+                    : broker.topics().get(topic.topic());
+            FetchResponseData.FetchableTopicResponse tr = new FetchResponseData.FetchableTopicResponse()
+                    .setTopic(topic.topic())
+                    .setTopicId(topic.topicId() == null ? Uuid.ZERO_UUID : topic.topicId());
+            for (FetchRequestData.FetchPartition p : topic.partitions()) {
+                FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData()
+                        .setPartitionIndex(p.partition())
+                        .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
+                        .setRecords(MemoryRecords.EMPTY);
+                if (info.isEmpty()) {
+                    boolean byId = topic.topic() == null || topic.topic().isEmpty();
+                    pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                    hasError = true;
+                } else {
+                    TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
+                    partitions.add(tp);
+                    try {
+                        PartitionLog log = broker.replicaManager().log(tp);
+                        long hw = log.highWatermark();
+                        long bound = follower ? log.logEndOffset() : hw;
+                        int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);
+                        LogSlice slice = log.read(p.fetchOffset(), Math.max(0, maxBytes), bound, total == 0);
+                        pd.setErrorCode(Errors.NONE.code())
+                                .setHighWatermark(hw)
+                                .setLastStableOffset(hw)
+                                .setLogStartOffset(log.logStartOffset())
+                                .setRecords(slice.records());
+                        total += slice.sizeInBytes();
+                        remaining = Math.max(0, remaining - slice.sizeInBytes());
+                    } catch (RuntimeException e) {
+                        pd.setErrorCode(Errors.forException(e).code());
+                        hasError = true;
+                    }
+                }
+                tr.partitions().add(pd);
+            }
+            response.responses().add(tr);
+        }
+        return new Read(response, total, hasError, partitions);
+    }
+}

@@ -1,0 +1,58 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import org.apache.kafka.common.message.InitProducerIdRequestData;
+import org.apache.kafka.common.message.InitProducerIdResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.InitProducerIdRequest;
+import org.apache.kafka.common.requests.InitProducerIdResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * InitProducerId for idempotent producers: a new producer id (epoch 0), or — when a producer that
+ * already has an id asks again after an error (KIP-360) — the same id with the next epoch, or a new
+ * id once the epoch would overflow. Transactional ids are refused until transactions are supported.
+ */
+public final class InitProducerIdHandler implements ApiHandler {
+    private final BrokerContext broker;
+
+    public InitProducerIdHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.INIT_PRODUCER_ID;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.INIT_PRODUCER_ID.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.INIT_PRODUCER_ID.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        InitProducerIdRequestData data = ((InitProducerIdRequest) request).data();
+        InitProducerIdResponseData response = new InitProducerIdResponseData();
+        if (data.transactionalId() != null) {
+            response.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())
+                    .setProducerId(RecordBatch.NO_PRODUCER_ID).setProducerEpoch(RecordBatch.NO_PRODUCER_EPOCH);
+        } else if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
+            response.setProducerId(data.producerId()).setProducerEpoch((short) (data.producerEpoch() + 1));
+        } else {
+            response.setProducerId(broker.producerIds().nextProducerId()).setProducerEpoch((short) 0);
+        }
+        return CompletableFuture.completedFuture(new InitProducerIdResponse(response));
+    }
+}

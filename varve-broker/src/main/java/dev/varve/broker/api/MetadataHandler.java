@@ -1,0 +1,121 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicRegistry.TopicInfo;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.message.MetadataRequestData;
+import org.apache.kafka.common.message.MetadataResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.MetadataRequest;
+import org.apache.kafka.common.requests.MetadataResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Metadata: this broker (the leader of every partition on a single node), the cluster id and the
+ * topics asked for — all, by name, or by id (v10+) — with real topic ids. Unknown names are created
+ * when both the request and {@code auto.create.topics.enable} allow it.
+ */
+public final class MetadataHandler implements ApiHandler {
+    private final BrokerContext broker;
+
+    public MetadataHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.METADATA;
+    }
+
+    @Override
+    public short minVersion() {
+        return 0;
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.METADATA.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        MetadataRequest req = (MetadataRequest) request;
+        MetadataRequestData data = req.data();
+        MetadataResponseData response = new MetadataResponseData()
+                .setClusterId(broker.clusterId())
+                .setControllerId(broker.nodeId());
+        broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
+                new MetadataResponseData.MetadataResponseBroker()
+                        .setNodeId(broker.nodeId()).setHost(ep.host()).setPort(ep.port()).setRack(broker.rack())));
+        if (data.topics() == null) {
+            for (TopicInfo t : broker.topics().all()) {
+                response.topics().add(describe(t));
+            }
+        } else {
+            boolean autoCreate = data.allowAutoTopicCreation() && broker.config().autoCreateTopics();
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                response.topics().add(lookup(rt, autoCreate));
+            }
+        }
+        return CompletableFuture.completedFuture(new MetadataResponse(response, req.version()));
+    }
+
+    private MetadataResponseData.MetadataResponseTopic lookup(MetadataRequestData.MetadataRequestTopic rt, boolean autoCreate) {
+        if (rt.name() == null) {
+            Uuid id = rt.topicId();
+            Optional<TopicInfo> t = id == null ? Optional.empty() : broker.topics().get(id);
+            return t.map(this::describe).orElseGet(() -> new MetadataResponseData.MetadataResponseTopic()
+                    .setTopicId(id == null ? Uuid.ZERO_UUID : id).setName(null)
+                    .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+        }
+        String name = rt.name();
+        Optional<TopicInfo> t = broker.topics().get(name);
+        if (t.isEmpty() && autoCreate) {
+            try {
+                t = Optional.of(broker.createTopic(name, broker.config().numPartitions(), Map.of()));
+            } catch (InvalidTopicException e) {
+                return error(name, Errors.INVALID_TOPIC_EXCEPTION);
+            } catch (TopicExistsException e) {
+                t = broker.topics().get(name);
+            }
+        }
+        return t.map(this::describe).orElseGet(() -> error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
+    }
+
+    private static MetadataResponseData.MetadataResponseTopic error(String name, Errors error) {
+        return new MetadataResponseData.MetadataResponseTopic().setName(name).setTopicId(Uuid.ZERO_UUID)
+                .setErrorCode(error.code());
+    }
+
+    private MetadataResponseData.MetadataResponseTopic describe(TopicInfo t) {
+        List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
+        List<Integer> self = List.of(broker.nodeId());
+        for (int p = 0; p < t.partitions(); p++) {
+            partitions.add(new MetadataResponseData.MetadataResponsePartition()
+                    .setPartitionIndex(p)
+                    .setErrorCode(Errors.NONE.code())
+                    .setLeaderId(broker.nodeId())
+                    .setLeaderEpoch(dev.varve.broker.ReplicaManager.LEADER_EPOCH)
+                    .setReplicaNodes(self)
+                    .setIsrNodes(self)
+                    .setOfflineReplicas(List.of()));
+        }
+        return new MetadataResponseData.MetadataResponseTopic()
+                .setName(t.name())
+                .setTopicId(t.id())
+                .setErrorCode(Errors.NONE.code())
+                .setIsInternal(false)
+                .setPartitions(partitions);
+    }
+}

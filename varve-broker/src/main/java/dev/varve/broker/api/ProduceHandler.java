@@ -1,0 +1,115 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.storage.LogAppendInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.InvalidRequiredAcksException;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ProduceRequest;
+import org.apache.kafka.common.requests.ProduceResponse;
+import org.apache.kafka.common.requests.RequestContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Produce: appends each partition's batches all-or-nothing and answers per partition. acks=1 and
+ * acks=-1 both answer after the local append (a single node's append is committed); acks=0 gets
+ * no response. Topics are named (v3-12) or identified (v13+).
+ */
+public final class ProduceHandler implements ApiHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
+    private final BrokerContext broker;
+
+    public ProduceHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.PRODUCE;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.PRODUCE.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.PRODUCE.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        ProduceRequest req = (ProduceRequest) request;
+        short acks = req.acks();
+        ProduceResponseData response = new ProduceResponseData();
+        boolean validAcks = acks == 0 || acks == 1 || acks == -1;
+        if (req.transactionalId() != null) {
+            return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.TransactionalIdAuthorizationException(
+                    "transactions are not supported by this broker yet"));
+        }
+        for (ProduceRequestData.TopicProduceData topic : req.data().topicData()) {
+            Optional<TopicInfo> info = topic.name() == null || topic.name().isEmpty()
+                    ? broker.topics().get(topic.topicId())
+                    : broker.topics().get(topic.name());
+            ProduceResponseData.TopicProduceResponse topicResponse = new ProduceResponseData.TopicProduceResponse()
+                    .setName(topic.name())
+                    .setTopicId(topic.topicId() == null ? Uuid.ZERO_UUID : topic.topicId());
+            for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
+                ProduceResponseData.PartitionProduceResponse pr = new ProduceResponseData.PartitionProduceResponse()
+                        .setIndex(partition.index())
+                        .setBaseOffset(-1)
+                        .setLogAppendTimeMs(-1)
+                        .setLogStartOffset(-1);
+                if (!validAcks) {
+                    pr.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
+                } else if (info.isEmpty()) {
+                    pr.setErrorCode((topic.name() == null || topic.name().isEmpty()
+                            ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                } else {
+                    append(new TopicPartition(info.get().name(), partition.index()), partition, pr);
+                }
+                topicResponse.partitionResponses().add(pr);
+            }
+            response.responses().add(topicResponse);
+        }
+        if (acks == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return CompletableFuture.completedFuture(new ProduceResponse(response));
+    }
+
+    private void append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
+                        ProduceResponseData.PartitionProduceResponse pr) {
+        try {
+            if (!(partition.records() instanceof MemoryRecords records)) {
+                throw new org.apache.kafka.common.errors.CorruptRecordException("records are missing");
+            }
+            LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, records);
+            pr.setErrorCode(Errors.NONE.code())
+                    .setBaseOffset(info.firstOffset())
+                    .setLogAppendTimeMs(info.logAppendTimeMs())
+                    .setLogStartOffset(broker.replicaManager().log(tp).logStartOffset());
+        } catch (RuntimeException e) {
+            Errors error = Errors.forException(e);
+            if (error == Errors.UNKNOWN_SERVER_ERROR) {
+                LOG.error("append to {} failed", tp, e);
+            } else {
+                LOG.debug("append to {} refused: {}", tp, e.getMessage());
+            }
+            pr.setErrorCode(error.code()).setErrorMessage(e.getMessage());
+        }
+    }
+}

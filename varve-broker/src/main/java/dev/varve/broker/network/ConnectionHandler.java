@@ -1,0 +1,160 @@
+package dev.varve.broker.network;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.TooLongFrameException;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.network.Send;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * One client connection: requests are handled one at a time and in order (so a producer's
+ * pipelined batches are appended in the order sent), responses leave in request order, and reading
+ * stops — back-pressure through TCP — while too many responses are pending or the socket cannot
+ * take more bytes.
+ *
+ * <p>Frames arrive size-checked by the frame decoder (nothing is allocated for a frame above
+ * {@code socket.request.max.bytes}). Each frame is copied once into a heap buffer, which the parsed
+ * request (and its records) points into until the response is built.
+ */
+final class ConnectionHandler extends ChannelInboundHandlerAdapter {
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionHandler.class);
+    /** Responses pending before the connection stops reading (Kafka clients pipeline at most 5). */
+    static final int MAX_PENDING = 32;
+
+    private final RequestDispatcher dispatcher;
+    private final SerialExecutor requests;
+    private final ListenerName listener;
+    private final ArrayDeque<CompletableFuture<Send>> pending = new ArrayDeque<>();
+    private RequestDispatcher.Connection connection;
+    private boolean closing;
+
+    ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerName listener) {
+        this.dispatcher = dispatcher;
+        this.requests = new SerialExecutor(requestThreads);
+        this.listener = listener;
+    }
+
+    @Override
+    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        InetSocketAddress local = (InetSocketAddress) ctx.channel().localAddress();
+        InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
+        connection = new RequestDispatcher.Connection(local.getHostString() + ":" + local.getPort() + "-"
+                + remote.getHostString() + ":" + remote.getPort(), remote, listener);
+        super.channelActive(ctx);
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        ByteBuf frame = (ByteBuf) msg;
+        ByteBuffer copy;
+        try {
+            copy = ByteBuffer.allocate(frame.readableBytes());
+            frame.readBytes(copy);
+            copy.flip();
+        } finally {
+            frame.release();
+        }
+        if (closing) {
+            return;
+        }
+        CompletableFuture<Send> slot = new CompletableFuture<>();
+        pending.add(slot);
+        if (pending.size() >= MAX_PENDING) {
+            ctx.channel().config().setAutoRead(false);
+        }
+        requests.execute(() -> {
+            CompletableFuture<Send> response;
+            try {
+                response = dispatcher.handle(connection, copy);
+            } catch (RuntimeException e) {
+                response = CompletableFuture.failedFuture(e);
+            }
+            response.whenComplete((send, error) -> ctx.executor().execute(() -> {
+                if (error != null) {
+                    slot.completeExceptionally(error);
+                } else {
+                    slot.complete(send);
+                }
+                writeCompleted(ctx);
+            }));
+        });
+    }
+
+    /** Writes every completed response at the head of the queue, in order. Runs on the event loop. */
+    private void writeCompleted(ChannelHandlerContext ctx) {
+        boolean wrote = false;
+        while (!pending.isEmpty() && pending.peek().isDone() && !closing) {
+            CompletableFuture<Send> head = pending.poll();
+            Send send;
+            try {
+                send = head.join();
+            } catch (RuntimeException e) {
+                Throwable cause = e.getCause() != null ? e.getCause() : e;
+                LOG.info("closing connection {}: {}", connection.id(), cause.getMessage());
+                closing = true;
+                ctx.flush();
+                ctx.close();
+                return;
+            }
+            if (send == null) {
+                continue; // e.g. a produce with acks=0
+            }
+            try {
+                List<Object> parts = NettySendChannel.partsOf(send);
+                for (Object part : parts) {
+                    ctx.write(part);
+                }
+                wrote = true;
+            } catch (IOException e) {
+                LOG.warn("cannot build a response on {}", connection.id(), e);
+                closing = true;
+                ctx.close();
+                return;
+            }
+        }
+        if (wrote) {
+            ctx.flush();
+        }
+        maybeResumeReading(ctx);
+    }
+
+    private void maybeResumeReading(ChannelHandlerContext ctx) {
+        if (!closing && pending.size() < MAX_PENDING && ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(true);
+        }
+    }
+
+    @Override
+    public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+        if (!ctx.channel().isWritable()) {
+            ctx.channel().config().setAutoRead(false); // a slow reader: stop taking its requests
+        } else {
+            maybeResumeReading(ctx);
+        }
+        super.channelWritabilityChanged(ctx);
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        if (cause instanceof TooLongFrameException || cause instanceof io.netty.handler.codec.CorruptedFrameException) {
+            LOG.info("closing connection {}: {}", connection == null ? ctx.channel() : connection.id(), cause.getMessage());
+        } else if (cause instanceof IOException) {
+            LOG.debug("connection {} failed: {}", ctx.channel(), cause.toString());
+        } else {
+            LOG.warn("closing connection {} after an unexpected error", ctx.channel(), cause);
+        }
+        closing = true;
+        ctx.close();
+    }
+}

@@ -1,0 +1,98 @@
+package dev.varve.broker.network;
+
+import dev.varve.broker.BrokerConfig;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
+import org.apache.kafka.common.network.ListenerName;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The Kafka protocol listener: Netty with epoll when available (sendfile for fetched records), NIO
+ * otherwise. Each connection's pipeline is a size-prefixed frame decoder — the 4-byte size is
+ * checked against {@code socket.request.max.bytes} before anything is allocated — and a
+ * {@link ConnectionHandler}.
+ */
+public final class KafkaServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(KafkaServer.class);
+
+    private final EventLoopGroup acceptors;
+    private final EventLoopGroup workers;
+    private final List<Channel> serverChannels = new ArrayList<>();
+    private final List<InetSocketAddress> boundAddresses = new ArrayList<>();
+
+    public KafkaServer(BrokerConfig config, RequestDispatcher dispatcher, Executor requestThreads) throws InterruptedException {
+        boolean epoll = Epoll.isAvailable();
+        IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+        Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+        acceptors = new MultiThreadIoEventLoopGroup(1, io);
+        workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), io);
+        int maxFrame = config.socketRequestMaxBytes();
+        try {
+            for (BrokerConfig.Endpoint endpoint : config.listeners()) {
+                ListenerName listener = new ListenerName(endpoint.listenerName());
+                ServerBootstrap bootstrap = new ServerBootstrap()
+                        .group(acceptors, workers)
+                        .channel(channelType)
+                        .option(ChannelOption.SO_BACKLOG, 1024)
+                        .option(ChannelOption.SO_REUSEADDR, true)
+                        .childOption(ChannelOption.TCP_NODELAY, true)
+                        .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK, new WriteBufferWaterMark(256 * 1024, 4 * 1024 * 1024))
+                        .childHandler(new ChannelInitializer<SocketChannel>() {
+                            @Override
+                            protected void initChannel(SocketChannel ch) {
+                                ch.pipeline()
+                                        .addLast("frames", new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4, true))
+                                        .addLast("requests", new ConnectionHandler(dispatcher, requestThreads, listener));
+                            }
+                        });
+                Channel channel = bootstrap.bind(endpoint.host(), endpoint.port()).sync().channel();
+                serverChannels.add(channel);
+                boundAddresses.add((InetSocketAddress) channel.localAddress());
+                LOG.info("listening on {} ({}, {})", channel.localAddress(), endpoint.listenerName(), epoll ? "epoll" : "nio");
+            }
+        } catch (InterruptedException | RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** The addresses actually bound (port 0 in the config picks a free port). */
+    public List<InetSocketAddress> boundAddresses() {
+        return boundAddresses;
+    }
+
+    /** Stops accepting connections; open connections stay until {@link #close()}. */
+    public void stopAccepting() {
+        for (Channel c : serverChannels) {
+            c.close().awaitUninterruptibly(5, TimeUnit.SECONDS);
+        }
+    }
+
+    @Override
+    public void close() {
+        stopAccepting();
+        acceptors.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+        workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+}
