@@ -1,0 +1,80 @@
+package dev.varve.cli;
+
+import dev.varve.broker.Broker;
+import dev.varve.broker.BrokerConfig;
+import org.apache.kafka.common.config.ConfigException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.util.Properties;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code varve server}: runs a broker until SIGTERM/SIGINT, then shuts down cleanly (stop
+ * accepting, finish in-flight requests, flush, checkpoint, clean-shutdown marker) and exits 0.
+ */
+@Command(name = "server", mixinStandardHelpOptions = true,
+        description = {"Run a Varve broker.",
+                "With no options: a single-node broker on 127.0.0.1:9092 with data in ./varve-data."})
+final class ServerCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-c", "--config"}, paramLabel = "FILE",
+            description = "A server.properties file with Kafka's key names (node.id, listeners, log.dirs, ...).")
+    File configFile;
+
+    @Override
+    public Integer call() throws Exception {
+        Properties props = new Properties();
+        if (configFile != null) {
+            if (!configFile.isFile()) {
+                spec.commandLine().getErr().println("varve server: no such config file: " + configFile);
+                return 2;
+            }
+            try (Reader r = Files.newBufferedReader(configFile.toPath())) {
+                props.load(r);
+            }
+        }
+        BrokerConfig config;
+        try {
+            config = BrokerConfig.from(props);
+        } catch (ConfigException e) {
+            spec.commandLine().getErr().println("varve server: invalid configuration: " + e.getMessage());
+            return 2;
+        }
+        long startNanos = System.nanoTime();
+        Broker broker = Broker.start(config);
+        System.err.printf("Varve broker %d started in %d ms; bootstrap.servers=%s; data in %s%n", config.nodeId(),
+                (System.nanoTime() - startNanos) / 1_000_000, broker.bootstrapServers(), config.logDirs());
+        // SIGTERM and SIGINT end the wait; the broker then shuts down cleanly and the process exits 0.
+        CountDownLatch stop = new CountDownLatch(1);
+        try {
+            for (String name : new String[]{"TERM", "INT"}) {
+                sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> stop.countDown());
+            }
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            // No signal handling here: fall back to a shutdown hook (the exit status is then the JVM's).
+            Runtime.getRuntime().addShutdownHook(new Thread(() -> closeQuietly(broker), "varve-shutdown"));
+        }
+        stop.await();
+        System.err.println("Varve broker " + config.nodeId() + " stopping");
+        broker.close();
+        return 0;
+    }
+
+    private static void closeQuietly(Broker broker) {
+        try {
+            broker.close();
+        } catch (IOException e) {
+            System.err.println("varve server: unclean shutdown: " + e.getMessage());
+        }
+    }
+}
