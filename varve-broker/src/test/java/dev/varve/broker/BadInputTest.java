@@ -1,0 +1,254 @@
+package dev.varve.broker;
+
+import org.apache.kafka.common.message.ApiVersionsRequestData;
+import org.apache.kafka.common.message.ApiVersionsResponseData;
+import org.apache.kafka.common.message.ProduceRequestData;
+import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.protocol.Message;
+import org.apache.kafka.common.protocol.ObjectSerializationCache;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.RequestHeader;
+import org.apache.kafka.common.requests.ResponseHeader;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.EOFException;
+import java.io.File;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Malformed and hostile frames on a raw socket: the broker answers with a Kafka error or closes that
+ * connection, never allocates by an untrusted size, never appends a partial request, and keeps
+ * serving other clients.
+ */
+class BadInputTest {
+    @TempDir
+    File dir;
+    private Broker broker;
+    private InetSocketAddress address;
+
+    @BeforeEach
+    void start() throws Exception {
+        broker = Broker.start(BrokerConfig.from(Map.of(
+                "listeners", "PLAINTEXT://127.0.0.1:0",
+                "log.dirs", dir.getAbsolutePath(),
+                "socket.request.max.bytes", "1048576")));
+        address = broker.boundAddresses().get(0);
+        broker.context().createTopic("t", 1, Map.of());
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        broker.close();
+    }
+
+    private Socket connect() throws IOException {
+        Socket s = new Socket(address.getAddress(), address.getPort());
+        s.setSoTimeout(10_000);
+        return s;
+    }
+
+    private static byte[] frame(RequestHeader header, Message body) {
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int headerSize = header.data().size(cache, header.headerVersion());
+        int bodySize = body.size(cache, header.apiVersion());
+        ByteBuffer buf = ByteBuffer.allocate(4 + headerSize + bodySize);
+        buf.putInt(headerSize + bodySize);
+        ByteBufferAccessor accessor = new ByteBufferAccessor(buf);
+        header.data().write(accessor, cache, header.headerVersion());
+        body.write(accessor, cache, header.apiVersion());
+        return buf.array();
+    }
+
+    private static ByteBuffer roundTrip(Socket s, byte[] frame) throws IOException {
+        DataOutputStream out = new DataOutputStream(s.getOutputStream());
+        out.write(frame);
+        out.flush();
+        DataInputStream in = new DataInputStream(s.getInputStream());
+        int size = in.readInt();
+        byte[] body = new byte[size];
+        in.readFully(body);
+        return ByteBuffer.wrap(body);
+    }
+
+    private static boolean closedByPeer(Socket s) {
+        try {
+            int b = s.getInputStream().read();
+            return b == -1;
+        } catch (SocketException e) {
+            return true; // reset
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private void assertStillServing() throws IOException {
+        try (Socket s = connect()) {
+            RequestHeader h = new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "probe", 7);
+            ByteBuffer resp = roundTrip(s, frame(h, new ApiVersionsRequestData().setClientSoftwareName("t").setClientSoftwareVersion("1")));
+            assertThat(resp.getInt()).isEqualTo(7);
+        }
+    }
+
+    @Test
+    void aFrameLargerThanTheLimitClosesTheConnectionWithoutAllocating() throws IOException {
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(Integer.MAX_VALUE); // claims 2 GiB; only 4 bytes follow
+            out.writeInt(0);
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void aNegativeFrameSizeClosesTheConnection() throws IOException {
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(-5);
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void garbageHeaderAndUnknownApiKeyCloseTheConnection() throws IOException {
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(6);
+            out.writeShort(999); // no such API key
+            out.writeShort(0);
+            out.writeShort(1);
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.writeInt(3);
+            out.write(new byte[]{1, 2, 3});
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void unknownApiVersionsVersionGetsUnsupportedVersionWithTheRanges() throws IOException {
+        try (Socket s = connect()) {
+            ByteBuffer buf = ByteBuffer.allocate(4 + 2 + 2 + 4 + 2 + 1);
+            buf.putInt(2 + 2 + 4 + 2 + 1);
+            buf.putShort(ApiKeys.API_VERSIONS.id);
+            buf.putShort((short) 99);
+            buf.putInt(42);
+            buf.putShort((short) -1); // null client id
+            buf.put((byte) 0); // empty tagged fields
+            ByteBuffer resp = roundTrip(s, buf.array());
+            assertThat(resp.getInt()).isEqualTo(42);
+            ApiVersionsResponseData data = new ApiVersionsResponseData(new ByteBufferAccessor(resp), (short) 0);
+            assertThat(Errors.forCode(data.errorCode())).isEqualTo(Errors.UNSUPPORTED_VERSION);
+            assertThat(data.apiKeys().find(ApiKeys.PRODUCE.id)).isNotNull();
+        }
+    }
+
+    @Test
+    void aCorruptBatchInAProduceRequestIsRefusedAndNothingIsAppended() throws IOException {
+        MemoryRecords records = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("a".getBytes()), new SimpleRecord("b".getBytes()));
+        ByteBuffer bytes = records.buffer();
+        bytes.put(bytes.limit() - 1, (byte) (bytes.get(bytes.limit() - 1) ^ 0x3c)); // breaks the CRC
+        ProduceRequestData body = new ProduceRequestData().setAcks((short) 1).setTimeoutMs(5000);
+        ProduceRequestData.TopicProduceData topic = new ProduceRequestData.TopicProduceData().setName("t");
+        topic.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0)
+                .setRecords(MemoryRecords.readableRecords(bytes)));
+        body.topicData().add(topic);
+        short version = 11;
+        try (Socket s = connect()) {
+            ByteBuffer resp = roundTrip(s, frame(new RequestHeader(ApiKeys.PRODUCE, version, "bad", 1), body));
+            ResponseHeader.parse(resp, ApiKeys.PRODUCE.responseHeaderVersion(version));
+            ProduceResponseData data = new ProduceResponseData(new ByteBufferAccessor(resp), version);
+            ProduceResponseData.PartitionProduceResponse pr = data.responses().iterator().next().partitionResponses().get(0);
+            assertThat(Errors.forCode(pr.errorCode())).isEqualTo(Errors.CORRUPT_MESSAGE);
+        }
+        assertThat(broker.context().replicaManager().log(new org.apache.kafka.common.TopicPartition("t", 0)).logEndOffset()).isZero();
+        assertStillServing();
+    }
+
+    @Test
+    void aProduceBodyWithALyingArrayCountClosesTheConnection() throws IOException {
+        // A Produce v11 header, then a body whose topic array claims a million entries in 8 bytes.
+        RequestHeader h = new RequestHeader(ApiKeys.PRODUCE, (short) 11, "liar", 3);
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int headerSize = h.data().size(cache, h.headerVersion());
+        ByteBuffer buf = ByteBuffer.allocate(4 + headerSize + 16);
+        buf.putInt(headerSize + 16);
+        h.data().write(new ByteBufferAccessor(buf), cache, h.headerVersion());
+        buf.put((byte) 0); // transactional id: null compact string
+        buf.putShort((short) 1); // acks
+        buf.putInt(1000); // timeout
+        buf.put(new byte[]{(byte) 0xc0, (byte) 0x84, 0x3d}); // varint 1,000,001 topics
+        while (buf.hasRemaining()) {
+            buf.put((byte) 0);
+        }
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.write(buf.array());
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        assertStillServing();
+    }
+
+    @Test
+    void invalidRequiredAcksIsRefusedPerPartition() throws IOException {
+        ProduceRequestData body = new ProduceRequestData().setAcks((short) 2).setTimeoutMs(5000);
+        ProduceRequestData.TopicProduceData topic = new ProduceRequestData.TopicProduceData().setName("t");
+        topic.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0)
+                .setRecords(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("x".getBytes()))));
+        body.topicData().add(topic);
+        short version = 11;
+        try (Socket s = connect()) {
+            ByteBuffer resp = roundTrip(s, frame(new RequestHeader(ApiKeys.PRODUCE, version, "acks", 5), body));
+            ResponseHeader.parse(resp, ApiKeys.PRODUCE.responseHeaderVersion(version));
+            ProduceResponseData data = new ProduceResponseData(new ByteBufferAccessor(resp), version);
+            assertThat(Errors.forCode(data.responses().iterator().next().partitionResponses().get(0).errorCode()))
+                    .isEqualTo(Errors.INVALID_REQUIRED_ACKS);
+        }
+        assertThat(broker.context().replicaManager().log(new org.apache.kafka.common.TopicPartition("t", 0)).logEndOffset()).isZero();
+    }
+
+    @Test
+    void manyPipelinedRequestsAreAnsweredInOrder() throws IOException {
+        try (Socket s = connect()) {
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            for (int i = 0; i < 200; i++) {
+                out.write(frame(new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "pipe", i),
+                        new ApiVersionsRequestData().setClientSoftwareName("t").setClientSoftwareVersion("1")));
+            }
+            out.flush();
+            DataInputStream in = new DataInputStream(s.getInputStream());
+            for (int i = 0; i < 200; i++) {
+                byte[] body = new byte[in.readInt()];
+                in.readFully(body);
+                assertThat(ByteBuffer.wrap(body).getInt()).isEqualTo(i);
+            }
+        }
+    }
+}
