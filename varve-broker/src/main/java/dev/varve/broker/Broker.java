@@ -1,9 +1,17 @@
 package dev.varve.broker;
 
+import dev.varve.broker.api.AlterConfigsHandler;
 import dev.varve.broker.api.ApiHandler;
 import dev.varve.broker.api.ApiVersionsHandler;
+import dev.varve.broker.api.CreatePartitionsHandler;
 import dev.varve.broker.api.CreateTopicsHandler;
+import dev.varve.broker.api.DeleteRecordsHandler;
+import dev.varve.broker.api.DeleteTopicsHandler;
+import dev.varve.broker.api.DescribeClusterHandler;
+import dev.varve.broker.api.DescribeConfigsHandler;
+import dev.varve.broker.api.DescribeLogDirsHandler;
 import dev.varve.broker.api.FetchHandler;
+import dev.varve.broker.api.IncrementalAlterConfigsHandler;
 import dev.varve.broker.api.InitProducerIdHandler;
 import dev.varve.broker.api.ListOffsetsHandler;
 import dev.varve.broker.api.MetadataHandler;
@@ -78,7 +86,15 @@ public final class Broker implements AutoCloseable {
                 new FetchHandler(context),
                 new ListOffsetsHandler(context),
                 new CreateTopicsHandler(context),
-                new InitProducerIdHandler(context)));
+                new InitProducerIdHandler(context),
+                new DeleteTopicsHandler(context),
+                new CreatePartitionsHandler(context),
+                new DeleteRecordsHandler(context),
+                new DescribeConfigsHandler(context),
+                new AlterConfigsHandler(context),
+                new IncrementalAlterConfigsHandler(context),
+                new DescribeClusterHandler(context),
+                new DescribeLogDirsHandler(context)));
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);

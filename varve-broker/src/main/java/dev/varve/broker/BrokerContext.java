@@ -67,11 +67,95 @@ public final class BrokerContext {
     }
 
     /** Creates a topic and its partition logs. */
-    public synchronized TopicRegistry.TopicInfo createTopic(String name, int partitions, Map<String, String> configs) {
-        TopicRegistry.TopicInfo t = topics.create(name, partitions, configs);
-        for (int p = 0; p < partitions; p++) {
-            replicaManager.log(new TopicPartition(name, p));
+    public TopicRegistry.TopicInfo createTopic(String name, int partitions, Map<String, String> configs) {
+        synchronized (topics) { // the lock ReplicaManager takes before creating a log
+            TopicRegistry.TopicInfo t = topics.create(name, partitions, configs);
+            for (int p = 0; p < partitions; p++) {
+                replicaManager.log(new TopicPartition(name, p));
+            }
+            return t;
         }
-        return t;
+    }
+
+    /** The endpoints clients are told, with ports configured as 0 resolved. */
+    public java.util.List<BrokerConfig.Endpoint> advertisedEndpoints() {
+        return advertised;
+    }
+
+    /**
+     * Deletes a topic: first from the registry (so no new request resolves it), then its partition
+     * logs (renamed for background removal). Serialized with topic creation, so a topic re-created
+     * under the same name starts from new, empty logs. Known gap: {@link ReplicaManager#log} checks the
+     * registry and then opens the log without this lock, so a produce racing the deletion can re-create
+     * an empty log of the deleted partition (holding that produce's records).
+     *
+     * @throws org.apache.kafka.common.errors.UnknownTopicOrPartitionException when it does not exist
+     * @throws org.apache.kafka.common.errors.KafkaStorageException when a log could not be removed
+     *         (the topic is gone from the registry; the other logs are deleted)
+     */
+    public TopicRegistry.TopicInfo deleteTopic(String name) {
+        synchronized (topics) { // the lock ReplicaManager takes before creating a log
+            TopicRegistry.TopicInfo t = topics.delete(name);
+            RuntimeException failure = null;
+            for (int p = 0; p < t.partitions(); p++) {
+                try {
+                    replicaManager.logManager().deleteLog(new TopicPartition(name, p));
+                } catch (RuntimeException e) {
+                    if (failure == null) {
+                        failure = e;
+                    } else {
+                        failure.addSuppressed(e);
+                    }
+                }
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return t;
+        }
+    }
+
+    /**
+     * Grows a topic to {@code partitions} partitions and creates the new logs. The caller checks that
+     * this is an increase.
+     */
+    public TopicRegistry.TopicInfo createPartitions(String name, int partitions) {
+        synchronized (topics) { // the lock ReplicaManager takes before creating a log
+            TopicRegistry.TopicInfo before = topics.get(name).orElseThrow(() ->
+                    new org.apache.kafka.common.errors.UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            if (partitions <= before.partitions()) {
+                throw new org.apache.kafka.common.errors.InvalidPartitionsException("Topic '" + name + "' already has "
+                        + before.partitions() + " partition(s); " + partitions + " would not be an increase.");
+            }
+            TopicRegistry.TopicInfo after = topics.setPartitions(name, partitions);
+            for (int p = before.partitions(); p < partitions; p++) {
+                replicaManager.log(new TopicPartition(name, p));
+            }
+            return after;
+        }
+    }
+
+    /**
+     * Replaces a topic's config overrides with {@code change} applied to the current ones: validated
+     * (unknown key or bad value: {@link org.apache.kafka.common.errors.InvalidConfigurationException}),
+     * then, unless {@code validateOnly}, persisted and applied to the topic's open logs. Serialized,
+     * so two concurrent changes of one topic never lose each other's keys.
+     *
+     * @return the overrides after the change (what they would be, when validating only)
+     */
+    public Map<String, String> alterTopicConfigs(String name,
+                                                             java.util.function.UnaryOperator<Map<String, String>> change,
+                                                             boolean validateOnly) {
+        synchronized (topics) { // the lock ReplicaManager takes before creating a log
+            TopicRegistry.TopicInfo t = topics.get(name).orElseThrow(() ->
+                    new org.apache.kafka.common.errors.UnknownTopicOrPartitionException("Topic '" + name + "' does not exist."));
+            Map<String, String> updated = Map.copyOf(change.apply(new java.util.HashMap<>(t.configs())));
+            topics.validateConfigs(updated);
+            if (!validateOnly) {
+                topics.setConfigs(name, updated);
+                replicaManager.logManager().updateTopicConfig(name, topics.logConfig(name));
+            }
+            return updated;
+        }
     }
 }

@@ -28,13 +28,26 @@ public final class ReplicaManager {
         this.purgatory = purgatory;
     }
 
-    /** The log of an existing partition. */
+    /**
+     * The log of an existing partition. A log is created only under the registry's lock, which
+     * topic deletion also holds, so a request racing a deletion cannot re-create a deleted log.
+     */
     public PartitionLog log(TopicPartition tp) {
-        Optional<TopicRegistry.TopicInfo> topic = topics.get(tp.topic());
-        if (topic.isEmpty() || tp.partition() < 0 || tp.partition() >= topic.get().partitions()) {
-            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition: " + tp);
+        Optional<PartitionLog> open = logManager.getLog(tp);
+        if (open.isPresent() && hosts(tp)) {
+            return open.get();
         }
-        return logManager.getOrCreateLog(tp);
+        synchronized (topics) {
+            if (!hosts(tp)) {
+                throw new UnknownTopicOrPartitionException("This server does not host this topic-partition: " + tp);
+            }
+            return logManager.getOrCreateLog(tp);
+        }
+    }
+
+    private boolean hosts(TopicPartition tp) {
+        Optional<TopicRegistry.TopicInfo> topic = topics.get(tp.topic());
+        return topic.isPresent() && tp.partition() >= 0 && tp.partition() < topic.get().partitions();
     }
 
     public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records) {

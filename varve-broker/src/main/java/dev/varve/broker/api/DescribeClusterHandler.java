@@ -1,0 +1,87 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.message.DescribeClusterRequestData;
+import org.apache.kafka.common.message.DescribeClusterResponseData;
+import org.apache.kafka.common.message.DescribeClusterResponseData.DescribeClusterBroker;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DescribeClusterRequest;
+import org.apache.kafka.common.requests.DescribeClusterResponse;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.utils.Utils;
+
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+
+/**
+ * DescribeCluster: the cluster id, this node as controller, and this broker with the advertised
+ * endpoint of the listener the request came in on. Fenced brokers do not exist on a single node
+ * ({@code isFenced} is false).
+ *
+ * <p>Endpoint type (v1+): Varve answers as a broker endpoint, like a Kafka broker: a request for
+ * controllers gets MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE.
+ *
+ * <p>Authorized operations: the schema default (not requested) unless the client asks; then, as
+ * Kafka without an authorizer, every operation the cluster resource supports, since Varve does not
+ * authorize requests yet.
+ */
+public final class DescribeClusterHandler implements ApiHandler {
+    /** Kafka's {@code AclEntry.supportedOperations(CLUSTER)}. */
+    private static final int CLUSTER_OPERATIONS = Utils.to32BitField(Set.of(
+            AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+            AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE).stream()
+            .map(AclOperation::code).collect(Collectors.toSet()));
+    private static final byte BROKERS = 1;
+    private static final byte CONTROLLERS = 2;
+
+    private final BrokerContext broker;
+
+    public DescribeClusterHandler(BrokerContext broker) {
+        this.broker = broker;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.DESCRIBE_CLUSTER;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.DESCRIBE_CLUSTER.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.DESCRIBE_CLUSTER.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        DescribeClusterRequestData data = ((DescribeClusterRequest) request).data();
+        DescribeClusterResponseData response = new DescribeClusterResponseData()
+                .setEndpointType(BROKERS)
+                .setClusterId(broker.clusterId())
+                .setControllerId(broker.nodeId());
+        if (data.endpointType() == CONTROLLERS) {
+            response.setErrorCode(Errors.MISMATCHED_ENDPOINT_TYPE.code()).setErrorMessage(
+                    "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER");
+        } else if (data.endpointType() != BROKERS) {
+            response.setErrorCode(Errors.UNSUPPORTED_ENDPOINT_TYPE.code())
+                    .setErrorMessage("Unsupported endpoint type " + data.endpointType());
+        } else {
+            response.setErrorCode(Errors.NONE.code());
+            broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
+                    new DescribeClusterBroker().setBrokerId(broker.nodeId()).setHost(ep.host()).setPort(ep.port())
+                            .setRack(broker.rack()).setIsFenced(false)));
+            if (data.includeClusterAuthorizedOperations()) {
+                response.setClusterAuthorizedOperations(CLUSTER_OPERATIONS);
+            }
+        }
+        return CompletableFuture.completedFuture(new DescribeClusterResponse(response));
+    }
+}

@@ -1,0 +1,175 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicConfigs;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterConfigsResource;
+import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData.AlterableConfig;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.ApiError;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
+import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * IncrementalAlterConfigs for topics (validate-only too): SET and DELETE any known key; APPEND and
+ * SUBTRACT list keys ({@code cleanup.policy}), starting from the topic's current value or, without
+ * an override, the default. Operations apply in request order; the result is validated as a whole
+ * (unknown key or bad value: INVALID_CONFIG naming the key), persisted in the topic registry and
+ * applied to the topic's open logs. Nothing changes when any operation of a resource fails.
+ *
+ * <p>Errors per resource: an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION; a key named twice, a
+ * null value for SET/APPEND/SUBTRACT, an unknown operation, or a resource named twice in the request
+ * get INVALID_REQUEST. Broker resources: an empty change is accepted; anything else gets
+ * INVALID_REQUEST (dynamic broker configs are not supported yet); another node's id gets
+ * INVALID_REQUEST. Other resource types get INVALID_REQUEST.
+ */
+public final class IncrementalAlterConfigsHandler implements ApiHandler {
+    private final BrokerContext broker;
+    private final ConfigDescriber describer;
+
+    public IncrementalAlterConfigsHandler(BrokerContext broker) {
+        this.broker = broker;
+        this.describer = new ConfigDescriber(broker);
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.INCREMENTAL_ALTER_CONFIGS;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.INCREMENTAL_ALTER_CONFIGS.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.INCREMENTAL_ALTER_CONFIGS.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        IncrementalAlterConfigsRequestData data = ((IncrementalAlterConfigsRequest) request).data();
+        IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
+        Set<List<Object>> duplicates = ConfigResources.duplicates(data.resources(),
+                AlterConfigsResource::resourceType, AlterConfigsResource::resourceName);
+        for (AlterConfigsResource resource : data.resources()) {
+            ApiError error;
+            if (duplicates.contains(ConfigResources.key(resource.resourceType(), resource.resourceName()))) {
+                error = new ApiError(Errors.INVALID_REQUEST, "Duplicate resource " + resource.resourceName() + ".");
+            } else {
+                try {
+                    alter(resource, data.validateOnly());
+                    error = ApiError.NONE;
+                } catch (RuntimeException e) {
+                    error = ApiError.fromThrowable(e);
+                }
+            }
+            response.responses().add(new AlterConfigsResourceResponse()
+                    .setResourceType(resource.resourceType()).setResourceName(resource.resourceName())
+                    .setErrorCode(error.error().code()).setErrorMessage(error.message()));
+        }
+        return CompletableFuture.completedFuture(new IncrementalAlterConfigsResponse(response));
+    }
+
+    private void alter(AlterConfigsResource resource, boolean validateOnly) {
+        String name = resource.resourceName();
+        switch (ConfigResource.Type.forId(resource.resourceType())) {
+            case TOPIC: {
+                List<AlterableConfig> ops = new ArrayList<>(resource.configs());
+                Set<String> keys = new HashSet<>();
+                for (AlterableConfig c : ops) {
+                    if (!keys.add(c.name())) {
+                        throw new InvalidRequestException("Error due to duplicate config keys: " + c.name());
+                    }
+                }
+                broker.alterTopicConfigs(name, current -> apply(ops, current), validateOnly);
+                return;
+            }
+            case BROKER:
+                ConfigResources.checkBrokerName(name, broker.nodeId());
+                if (!resource.configs().isEmpty()) {
+                    throw ConfigResources.brokerAlterUnsupported();
+                }
+                return;
+            default:
+                throw ConfigResources.unsupportedType(resource.resourceType());
+        }
+    }
+
+    private Map<String, String> apply(List<AlterableConfig> ops, Map<String, String> configs) {
+        for (AlterableConfig c : ops) {
+            String key = c.name();
+            AlterConfigOp.OpType op = AlterConfigOp.OpType.forId(c.configOperation());
+            if (op == null) {
+                throw new InvalidRequestException("Unknown config operation " + c.configOperation() + " for " + key);
+            }
+            if (op != AlterConfigOp.OpType.DELETE && c.value() == null) {
+                throw new InvalidRequestException("Null value not supported for " + op + " of " + key);
+            }
+            if (!TopicConfigs.isKnown(key) && !(op == AlterConfigOp.OpType.DELETE && configs.containsKey(key))) {
+                throw new InvalidConfigurationException("Unknown topic config name: " + key);
+            }
+            switch (op) {
+                case SET:
+                    configs.put(key, c.value());
+                    break;
+                case DELETE:
+                    configs.remove(key);
+                    break;
+                case APPEND:
+                case SUBTRACT: {
+                    if (!TopicConfigs.isList(key)) {
+                        throw new InvalidConfigurationException("Can't " + op + " to key " + key
+                                + " because its type is not LIST.");
+                    }
+                    String current = configs.containsKey(key) ? configs.get(key) : describer.topicDefault(key);
+                    List<String> values = split(current);
+                    if (op == AlterConfigOp.OpType.APPEND) {
+                        for (String v : split(c.value())) {
+                            if (!values.contains(v)) {
+                                values.add(v);
+                            }
+                        }
+                    } else {
+                        values.removeAll(split(c.value()));
+                    }
+                    configs.put(key, String.join(",", values));
+                    break;
+                }
+                default:
+                    throw new IllegalStateException(op.toString());
+            }
+        }
+        return configs;
+    }
+
+    private static List<String> split(String list) {
+        List<String> out = new ArrayList<>();
+        if (list != null) {
+            for (String s : list.split(",")) {
+                if (!s.isBlank()) {
+                    out.add(s.trim());
+                }
+            }
+        }
+        return out;
+    }
+}
