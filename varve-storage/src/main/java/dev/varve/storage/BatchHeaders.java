@@ -12,11 +12,13 @@ import java.nio.channels.FileChannel;
  * <pre>
  *   0 baseOffset int64 | 8 length int32 | 12 partitionLeaderEpoch int32 | 16 magic int8 | 17 crc int32
  *   21 attributes int16 | 23 lastOffsetDelta int32 | 27 baseTimestamp int64 | 35 maxTimestamp int64
- *   ...   (the first 43 bytes of the 61-byte header)
+ *   ...   (the first 43 bytes of the 61-byte header: enough for the read path)
+ *   43 producerId int64 | 51 producerEpoch int16 | 53 baseSequence int32 | 57 recordsCount int32
  * </pre>
  *
  * One positional read per batch, where Kafka's {@code FileRecords} search makes two (17 then 61
- * bytes). Used on the read path only over bytes already validated and published by the writer.
+ * bytes). Used on the read path only over bytes already validated and published by the writer, and
+ * (with a {@link #fullBuffer() full} 61-byte buffer) to rebuild producer state from the log.
  */
 final class BatchHeaders {
     static final int PREFIX_BYTES = 43;
@@ -24,12 +26,25 @@ final class BatchHeaders {
     private static final int LAST_OFFSET_DELTA_OFFSET = 23;
     private static final int MAX_TIMESTAMP_OFFSET = 35;
     private static final int MIN_BATCH_BYTES = 61;
+    /** The whole v2 batch header. */
+    static final int FULL_BYTES = 61;
+    private static final int ATTRIBUTES_OFFSET = 21;
+    private static final int PRODUCER_ID_OFFSET = 43;
+    private static final int PRODUCER_EPOCH_OFFSET = 51;
+    private static final int BASE_SEQUENCE_OFFSET = 53;
+    /** Kafka's attribute bit for control batches (transaction markers). */
+    private static final int CONTROL_FLAG = 0x20;
 
     private BatchHeaders() {
     }
 
     static ByteBuffer buffer() {
         return ByteBuffer.allocate(PREFIX_BYTES);
+    }
+
+    /** A buffer for the whole header, which the producer fields below need. */
+    static ByteBuffer fullBuffer() {
+        return ByteBuffer.allocate(FULL_BYTES);
     }
 
     /**
@@ -72,5 +87,21 @@ final class BatchHeaders {
 
     static long lastOffset(ByteBuffer header) {
         return header.getLong(0) + header.getInt(LAST_OFFSET_DELTA_OFFSET);
+    }
+
+    static boolean isControl(ByteBuffer header) {
+        return (header.getShort(ATTRIBUTES_OFFSET) & CONTROL_FLAG) != 0;
+    }
+
+    static long producerId(ByteBuffer fullHeader) {
+        return fullHeader.getLong(PRODUCER_ID_OFFSET);
+    }
+
+    static short producerEpoch(ByteBuffer fullHeader) {
+        return fullHeader.getShort(PRODUCER_EPOCH_OFFSET);
+    }
+
+    static int baseSequence(ByteBuffer fullHeader) {
+        return fullHeader.getInt(BASE_SEQUENCE_OFFSET);
     }
 }

@@ -18,8 +18,9 @@ import java.util.List;
 
 /**
  * Checks batches before anything is written and assigns their offsets. Pure: no I/O, no clock (the
- * time is a parameter). Every batch of a request is checked before the first offset is assigned,
- * so a request with one bad batch changes nothing.
+ * time is a parameter). Every batch of a request is checked ({@link #validate}) before the first
+ * offset is assigned ({@link #assignOffsets}), so a request with one bad batch changes nothing; the
+ * log checks producer state between the two steps.
  *
  * <p>Errors are Kafka's exception types, so the broker maps them to wire error codes directly:
  * {@link CorruptRecordException} (CORRUPT_MESSAGE: bad CRC or framing), {@link RecordTooLargeException}
@@ -31,15 +32,43 @@ public final class BatchValidator {
     }
 
     /**
+     * A producer request whose batches passed every check and whose offsets are not assigned yet
+     * (the log checks producer state in between). Only {@link #assignOffsets} consumes it.
+     */
+    public static final class Validated {
+        private final List<MutableRecordBatch> batches;
+        private final long[] maxRecordTimestamps;
+        private final int totalRecords;
+        private final int sizeInBytes;
+
+        private Validated(List<MutableRecordBatch> batches, long[] maxRecordTimestamps, int totalRecords, int sizeInBytes) {
+            this.batches = batches;
+            this.maxRecordTimestamps = maxRecordTimestamps;
+            this.totalRecords = totalRecords;
+            this.sizeInBytes = sizeInBytes;
+        }
+
+        /** The request's batches, in order (views over the request buffer). */
+        public List<MutableRecordBatch> batches() {
+            return batches;
+        }
+    }
+
+    /**
      * Validates batches from a producer and rewrites them in place: offsets from {@code nextOffset},
      * the leader epoch, LogAppendTime or corrected CreateTime maximum timestamps.
      */
     public static LogAppendInfo validateAndAssignOffsets(MemoryRecords records, long nextOffset, int leaderEpoch,
                                                          LogConfig config, long nowMs) {
+        return assignOffsets(validate(records, config, nowMs), nextOffset, leaderEpoch, config, nowMs);
+    }
+
+    /**
+     * Checks every batch of a producer request without changing anything. Throws the exceptions
+     * listed in the class comment.
+     */
+    public static Validated validate(MemoryRecords records, LogConfig config, long nowMs) {
         List<MutableRecordBatch> batches = framedBatches(records);
-        if (batches.isEmpty()) {
-            return LogAppendInfo.EMPTY;
-        }
         long[] maxRecordTimestamps = new long[batches.size()];
         int totalRecords = 0;
         for (int i = 0; i < batches.size(); i++) {
@@ -58,8 +87,19 @@ public final class BatchValidator {
             maxRecordTimestamps[i] = checkRecords(batch, config, nowMs);
             totalRecords += batch.countOrNull();
         }
+        return new Validated(batches, maxRecordTimestamps, totalRecords, records.sizeInBytes());
+    }
 
-        // Everything is valid: assign offsets and stamp the batches.
+    /**
+     * Assigns offsets from {@code nextOffset} to validated batches and stamps them (leader epoch,
+     * LogAppendTime or the corrected CreateTime maximum timestamp). Cannot fail.
+     */
+    public static LogAppendInfo assignOffsets(Validated validated, long nextOffset, int leaderEpoch,
+                                              LogConfig config, long nowMs) {
+        List<MutableRecordBatch> batches = validated.batches;
+        if (batches.isEmpty()) {
+            return LogAppendInfo.EMPTY;
+        }
         long offset = nextOffset;
         long maxTimestamp = RecordBatch.NO_TIMESTAMP;
         long offsetOfMaxTimestamp = -1;
@@ -72,7 +112,7 @@ public final class BatchValidator {
             if (logAppendTime) {
                 batch.setMaxTimestamp(TimestampType.LOG_APPEND_TIME, nowMs);
             } else {
-                batch.setMaxTimestamp(TimestampType.CREATE_TIME, maxRecordTimestamps[i]);
+                batch.setMaxTimestamp(TimestampType.CREATE_TIME, validated.maxRecordTimestamps[i]);
             }
             if (batch.maxTimestamp() > maxTimestamp) {
                 maxTimestamp = batch.maxTimestamp();
@@ -81,7 +121,8 @@ public final class BatchValidator {
             offset += count;
         }
         return new LogAppendInfo(nextOffset, offset - 1, maxTimestamp, offsetOfMaxTimestamp,
-                logAppendTime ? nowMs : RecordBatch.NO_TIMESTAMP, totalRecords, batches.size(), records.sizeInBytes());
+                logAppendTime ? nowMs : RecordBatch.NO_TIMESTAMP, validated.totalRecords, batches.size(),
+                validated.sizeInBytes);
     }
 
     /**

@@ -10,6 +10,8 @@ public final class LogFileNames {
     public static final String LOG_SUFFIX = ".log";
     public static final String INDEX_SUFFIX = ".index";
     public static final String TIME_INDEX_SUFFIX = ".timeindex";
+    /** Producer state snapshot, named by the log end offset it was taken at. */
+    public static final String SNAPSHOT_SUFFIX = ".snapshot";
     /** Appended to a segment's files when it is scheduled for deletion. */
     public static final String DELETED_SUFFIX = ".deleted";
     /** Appended to a partition directory name (after a unique id) when the partition is deleted. */
@@ -38,6 +40,10 @@ public final class LogFileNames {
 
     public static File timeIndexFile(File dir, long baseOffset) {
         return new File(dir, filenamePrefix(baseOffset) + TIME_INDEX_SUFFIX);
+    }
+
+    public static File producerSnapshotFile(File dir, long offset) {
+        return new File(dir, filenamePrefix(offset) + SNAPSHOT_SUFFIX);
     }
 
     /** The base offset named by a segment file, or empty when the name is not one of ours. */

@@ -20,7 +20,8 @@ import java.util.TreeMap;
  * order, and after an unclean shutdown recovers every segment at or past the recovery point (valid
  * prefix kept, torn or corrupt tail cut, indexes rebuilt). A corrupt segment never stops the load:
  * it is cut back to its last valid batch and the segments after it are removed, because offsets
- * past a hole cannot be trusted to be contiguous.
+ * past a hole cannot be trusted to be contiguous. Producer state is loaded last, from the latest
+ * producer snapshot at or below the recovered log end plus the batch headers after it.
  */
 final class LogLoader {
     private static final Logger LOG = LoggerFactory.getLogger(LogLoader.class);
@@ -31,8 +32,8 @@ final class LogLoader {
     }
 
     /** @param created whether the partition directory did not exist before this load */
-    record Loaded(LogSegments segments, LeaderEpochCache epochCache, long logStartOffset, long logEndOffset,
-                  long recoveryPoint, long highWatermark, boolean created) {
+    record Loaded(LogSegments segments, LeaderEpochCache epochCache, ProducerStateManager producerState,
+                  long logStartOffset, long logEndOffset, long recoveryPoint, long highWatermark, boolean created) {
     }
 
     private LogLoader() {
@@ -132,7 +133,9 @@ final class LogLoader {
         cache.truncateFromEnd(logEndOffset);
         recoveryPoint = checkpoints.cleanShutdown() ? logEndOffset : Math.min(recoveryPoint, logEndOffset);
         long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
-        return new Loaded(segments, cache, logStartOffset, logEndOffset, recoveryPoint, hw, created);
+        // Last, over the final segments: snapshots past the recovered log end are deleted first.
+        ProducerStateManager producerState = ProducerStateManager.load(dir, tp, segments, logEndOffset);
+        return new Loaded(segments, cache, producerState, logStartOffset, logEndOffset, recoveryPoint, hw, created);
     }
 
     /** Recovers segments at or past the recovery point; returns the recovery point to keep. */

@@ -38,7 +38,8 @@ import java.util.function.Function;
  *
  * Loads every partition at start-up (recovering after an unclean shutdown), creates and deletes
  * partitions, and runs the background work on the injected scheduler: retention, flush.ms,
- * checkpoints. A partition that cannot be loaded is reported offline; it never stops the others.
+ * checkpoints, producer id expiration. A partition that cannot be loaded is reported offline; it
+ * never stops the others.
  */
 public final class LogManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
@@ -78,6 +79,8 @@ public final class LogManager implements AutoCloseable {
                 managerConfig.logStartOffsetCheckpointIntervalMs(), managerConfig.logStartOffsetCheckpointIntervalMs());
         scheduler.schedulePeriodic("high-watermark-checkpoint", () -> checkpoint(Checkpoint.HIGH_WATERMARK),
                 managerConfig.highWatermarkCheckpointIntervalMs(), managerConfig.highWatermarkCheckpointIntervalMs());
+        scheduler.schedulePeriodic("producer-id-expiration", this::removeExpiredProducers,
+                managerConfig.producerIdExpirationCheckIntervalMs(), managerConfig.producerIdExpirationCheckIntervalMs());
         started = true;
     }
 
@@ -113,6 +116,9 @@ public final class LogManager implements AutoCloseable {
                 if (previous != null) {
                     log.close();
                     LOG.error("{} exists in two log directories ({} and {}); using the first", tp, previous.dir(), child);
+                } else {
+                    // Kafka skips expired producers when it loads a snapshot.
+                    log.removeExpiredProducers(managerConfig.producerIdExpirationMs());
                 }
             } catch (IOException | RuntimeException e) {
                 LOG.error("cannot load {} from {}; the partition is offline", tp, child, e);
@@ -259,6 +265,23 @@ public final class LogManager implements AutoCloseable {
             checkpoint(Checkpoint.LOG_START_OFFSET);
         }
         return deleted;
+    }
+
+    /**
+     * Forgets idempotent producers idle for {@code producer.id.expiration.ms} in every log.
+     *
+     * @return how many were forgotten
+     */
+    public int removeExpiredProducers() {
+        int removed = 0;
+        for (PartitionLog log : logs.values()) {
+            try {
+                removed += log.removeExpiredProducers(managerConfig.producerIdExpirationMs());
+            } catch (RuntimeException e) {
+                LOG.error("producer id expiration failed for {}", log.topicPartition(), e);
+            }
+        }
+        return removed;
     }
 
     private void flushDueLogs() {

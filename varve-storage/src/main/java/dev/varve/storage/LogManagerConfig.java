@@ -12,19 +12,47 @@ import java.util.List;
  * @param recoveryPointCheckpointIntervalMs how often recovery points are checkpointed [log.flush.offset.checkpoint.interval.ms]
  * @param logStartOffsetCheckpointIntervalMs how often log start offsets are checkpointed [log.flush.start.offset.checkpoint.interval.ms]
  * @param highWatermarkCheckpointIntervalMs how often high watermarks are checkpointed [replica.high.watermark.checkpoint.interval.ms]
+ * @param producerIdExpirationMs            forget an idempotent producer this long after its last write [producer.id.expiration.ms]
+ * @param producerIdExpirationCheckIntervalMs how often expired producers are forgotten [producer.id.expiration.check.interval.ms]
  */
 public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                                long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
-                               long highWatermarkCheckpointIntervalMs) {
+                               long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
+                               long producerIdExpirationCheckIntervalMs) {
+    /** Kafka's producer.id.expiration.ms default: one day. */
+    public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
+    /** Kafka's producer.id.expiration.check.interval.ms default: ten minutes. */
+    public static final long DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = 600_000L;
+
     public LogManagerConfig {
         if (logDirs.isEmpty()) {
             throw new IllegalArgumentException("log.dirs must name at least one directory");
         }
+        if (producerIdExpirationMs < 1 || producerIdExpirationCheckIntervalMs < 1) {
+            throw new IllegalArgumentException("producer.id.expiration.ms and producer.id.expiration.check.interval.ms"
+                    + " must be at least 1");
+        }
         logDirs = List.copyOf(logDirs);
+    }
+
+    /** The settings without the producer-id ones, which take Kafka's defaults. */
+    public LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                            long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
+                            long highWatermarkCheckpointIntervalMs) {
+        this(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs, recoveryPointCheckpointIntervalMs,
+                logStartOffsetCheckpointIntervalMs, highWatermarkCheckpointIntervalMs,
+                DEFAULT_PRODUCER_ID_EXPIRATION_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS);
     }
 
     /** Kafka's defaults, except that flush.ms is checked every second (Kafka: never, unless configured). */
     public static LogManagerConfig defaults(List<File> logDirs) {
         return new LogManagerConfig(logDirs, 300_000L, 1_000L, 60_000L, 60_000L, 5_000L);
+    }
+
+    /** This config with other producer-id expiration settings. */
+    public LogManagerConfig withProducerIdExpiration(long expirationMs, long checkIntervalMs) {
+        return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
+                recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
+                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs);
     }
 }

@@ -33,6 +33,20 @@ public final class TestRecords {
         return MemoryRecords.withRecords(compression, records);
     }
 
+    /**
+     * An idempotent producer's batch of {@code count} records "seq-N" (N the record's sequence),
+     * base offset 0 as the producer sends it. Each call builds a fresh buffer, as a retry resends
+     * the same batch.
+     */
+    public static MemoryRecords idempotent(long producerId, short epoch, int baseSequence, int count, long timestamp) {
+        SimpleRecord[] records = new SimpleRecord[count];
+        for (int i = 0; i < count; i++) {
+            int seq = org.apache.kafka.common.record.internal.DefaultRecordBatch.incrementSequence(baseSequence, i);
+            records[i] = new SimpleRecord(timestamp, null, ("p" + producerId + "-e" + epoch + "-s" + seq).getBytes(StandardCharsets.UTF_8));
+        }
+        return MemoryRecords.withIdempotentRecords(Compression.NONE, producerId, epoch, baseSequence, records);
+    }
+
     /** A batch of {@code count} records of {@code valueSize} bytes each. */
     public static MemoryRecords sized(int count, int valueSize, long timestamp) {
         ByteBuffer buffer = ByteBuffer.allocate(count * (valueSize + 64) + 128);
