@@ -91,12 +91,12 @@ public final class LogManager implements AutoCloseable {
         Map<TopicPartition, Long> recoveryPoints = readCheckpoint(dir, LogFileNames.RECOVERY_POINT_CHECKPOINT);
         Map<TopicPartition, Long> startOffsets = readCheckpoint(dir, LogFileNames.LOG_START_OFFSET_CHECKPOINT);
         Map<TopicPartition, Long> highWatermarks = readCheckpoint(dir, LogFileNames.HIGH_WATERMARK_CHECKPOINT);
-        if (!clean) {
-            LOG.info("{} was not shut down cleanly: recovering partitions past their recovery points", dir);
-        }
         File[] children = dir.listFiles(File::isDirectory);
         if (children == null) {
             throw new IOException("cannot list " + dir);
+        }
+        if (!clean && children.length > 0) {
+            LOG.info("{} was not shut down cleanly: recovering partitions past their recovery points", dir);
         }
         for (File child : children) {
             if (child.getName().endsWith(LogFileNames.DELETE_DIR_SUFFIX)) {
