@@ -102,10 +102,13 @@ public final class CreateTopicsHandler implements ApiHandler {
             } else {
                 created = broker.createTopic(t.name(), partitions, configs);
             }
-            result.setErrorCode(Errors.NONE.code())
-                    .setTopicId(created.id())
-                    .setNumPartitions(partitions)
-                    .setReplicationFactor(rf);
+            result.setErrorCode(Errors.NONE.code());
+            if (version >= 5) {
+                result.setNumPartitions(partitions).setReplicationFactor(rf);
+            }
+            if (version >= 7) {
+                result.setTopicId(created.id());
+            }
             if (version >= 5) {
                 LogConfig effective = broker.topics().brokerDefaults().with(TopicConfigs.logConfigKeys(configs));
                 effective.toMap().forEach((k, v) -> result.configs().add(new CreateTopicsResponseData.CreatableTopicConfigs()

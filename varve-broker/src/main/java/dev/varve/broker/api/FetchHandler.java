@@ -64,14 +64,14 @@ public final class FetchHandler implements ApiHandler {
                     .setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code()).setSessionId(0)));
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        Read first = read(data);
+        Read first = read(data, req.version());
         if (first.bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0 || first.hasError) {
             result.complete(FetchResponse.of(first.response));
             return result;
         }
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
             try {
-                result.complete(FetchResponse.of(read(data).response));
+                result.complete(FetchResponse.of(read(data, req.version()).response));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
@@ -82,7 +82,7 @@ public final class FetchHandler implements ApiHandler {
     private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
     }
 
-    private Read read(FetchRequestData data) {
+    private Read read(FetchRequestData data, short version) {
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
         FetchResponseData response = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0);
@@ -118,7 +118,7 @@ public final class FetchHandler implements ApiHandler {
                         pd.setErrorCode(Errors.NONE.code())
                                 .setHighWatermark(hw)
                                 .setLastStableOffset(hw)
-                                .setLogStartOffset(log.logStartOffset())
+                                .setLogStartOffset(version >= 5 ? log.logStartOffset() : -1)
                                 .setRecords(slice.records());
                         total += slice.sizeInBytes();
                         remaining = Math.max(0, remaining - slice.sizeInBytes());

@@ -52,7 +52,12 @@ public final class ListOffsetsHandler implements ApiHandler {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
                     .setName(topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition p : topic.partitions()) {
-                tr.partitions().add(answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp()));
+                ListOffsetsResponseData.ListOffsetsPartitionResponse r =
+                        answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp());
+                if (req.version() < 4) {
+                    r.setLeaderEpoch(-1); // the field exists from v4; older versions cannot carry it
+                }
+                tr.partitions().add(r);
             }
             response.topics().add(tr);
         }

@@ -60,22 +60,22 @@ public final class MetadataHandler implements ApiHandler {
                         .setNodeId(broker.nodeId()).setHost(ep.host()).setPort(ep.port()).setRack(broker.rack())));
         if (data.topics() == null) {
             for (TopicInfo t : broker.topics().all()) {
-                response.topics().add(describe(t));
+                response.topics().add(describe(t, req.version()));
             }
         } else {
             boolean autoCreate = data.allowAutoTopicCreation() && broker.config().autoCreateTopics();
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
-                response.topics().add(lookup(rt, autoCreate));
+                response.topics().add(lookup(rt, autoCreate, req.version()));
             }
         }
         return CompletableFuture.completedFuture(new MetadataResponse(response, req.version()));
     }
 
-    private MetadataResponseData.MetadataResponseTopic lookup(MetadataRequestData.MetadataRequestTopic rt, boolean autoCreate) {
+    private MetadataResponseData.MetadataResponseTopic lookup(MetadataRequestData.MetadataRequestTopic rt, boolean autoCreate, short version) {
         if (rt.name() == null) {
             Uuid id = rt.topicId();
             Optional<TopicInfo> t = id == null ? Optional.empty() : broker.topics().get(id);
-            return t.map(this::describe).orElseGet(() -> new MetadataResponseData.MetadataResponseTopic()
+            return t.map(x -> describe(x, version)).orElseGet(() -> new MetadataResponseData.MetadataResponseTopic()
                     .setTopicId(id == null ? Uuid.ZERO_UUID : id).setName(null)
                     .setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
         }
@@ -90,7 +90,7 @@ public final class MetadataHandler implements ApiHandler {
                 t = broker.topics().get(name);
             }
         }
-        return t.map(this::describe).orElseGet(() -> error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
+        return t.map(x -> describe(x, version)).orElseGet(() -> error(name, Errors.UNKNOWN_TOPIC_OR_PARTITION));
     }
 
     private static MetadataResponseData.MetadataResponseTopic error(String name, Errors error) {
@@ -98,7 +98,7 @@ public final class MetadataHandler implements ApiHandler {
                 .setErrorCode(error.code());
     }
 
-    private MetadataResponseData.MetadataResponseTopic describe(TopicInfo t) {
+    private MetadataResponseData.MetadataResponseTopic describe(TopicInfo t, short version) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
         List<Integer> self = List.of(broker.nodeId());
         for (int p = 0; p < t.partitions(); p++) {
@@ -106,14 +106,14 @@ public final class MetadataHandler implements ApiHandler {
                     .setPartitionIndex(p)
                     .setErrorCode(Errors.NONE.code())
                     .setLeaderId(broker.nodeId())
-                    .setLeaderEpoch(dev.varve.broker.ReplicaManager.LEADER_EPOCH)
+                    .setLeaderEpoch(version >= 7 ? dev.varve.broker.ReplicaManager.LEADER_EPOCH : -1)
                     .setReplicaNodes(self)
                     .setIsrNodes(self)
                     .setOfflineReplicas(List.of()));
         }
         return new MetadataResponseData.MetadataResponseTopic()
                 .setName(t.name())
-                .setTopicId(t.id())
+                .setTopicId(version >= 10 ? t.id() : org.apache.kafka.common.Uuid.ZERO_UUID)
                 .setErrorCode(Errors.NONE.code())
                 .setIsInternal(false)
                 .setPartitions(partitions);

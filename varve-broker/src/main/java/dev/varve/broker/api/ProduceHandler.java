@@ -79,7 +79,7 @@ public final class ProduceHandler implements ApiHandler {
                     pr.setErrorCode((topic.name() == null || topic.name().isEmpty()
                             ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                 } else {
-                    append(new TopicPartition(info.get().name(), partition.index()), partition, pr);
+                    append(new TopicPartition(info.get().name(), partition.index()), partition, pr, req.version());
                 }
                 topicResponse.partitionResponses().add(pr);
             }
@@ -92,7 +92,7 @@ public final class ProduceHandler implements ApiHandler {
     }
 
     private void append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
-                        ProduceResponseData.PartitionProduceResponse pr) {
+                        ProduceResponseData.PartitionProduceResponse pr, short version) {
         try {
             if (!(partition.records() instanceof MemoryRecords records)) {
                 throw new org.apache.kafka.common.errors.CorruptRecordException("records are missing");
@@ -101,7 +101,7 @@ public final class ProduceHandler implements ApiHandler {
             pr.setErrorCode(Errors.NONE.code())
                     .setBaseOffset(info.firstOffset())
                     .setLogAppendTimeMs(info.logAppendTimeMs())
-                    .setLogStartOffset(broker.replicaManager().log(tp).logStartOffset());
+                    .setLogStartOffset(version >= 5 ? broker.replicaManager().log(tp).logStartOffset() : -1);
         } catch (RuntimeException e) {
             Errors error = Errors.forException(e);
             if (error == Errors.UNKNOWN_SERVER_ERROR) {

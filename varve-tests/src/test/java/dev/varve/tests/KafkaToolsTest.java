@@ -1,0 +1,239 @@
+package dev.varve.tests;
+
+import dev.varve.broker.Broker;
+import dev.varve.broker.BrokerConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Apache Kafka 4.4's own command-line tools, unchanged, against an in-process broker (each tool runs
+ * in a child JVM, see {@link KafkaTool}): kafka-topics ({@code TopicCommand}), kafka-configs
+ * ({@code ConfigCommand}, in kafka-tools since 4.0), kafka-producer-perf-test
+ * ({@code ProducerPerformance}) and kafka-console-consumer ({@code ConsoleConsumer}).
+ */
+@Timeout(180)
+class KafkaToolsTest {
+    private static final String TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand";
+    private static final String CONFIG_COMMAND = "org.apache.kafka.tools.ConfigCommand";
+    private static final String PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance";
+    private static final String CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer";
+
+    @TempDir
+    static Path tmp;
+    private static Broker broker;
+    private static String bootstrap;
+
+    @BeforeAll
+    static void startBroker() throws Exception {
+        broker = Broker.start(BrokerConfig.from(Map.of(
+                "listeners", "PLAINTEXT://127.0.0.1:0",
+                "log.dirs", tmp.resolve("data").toString())));
+        bootstrap = broker.bootstrapServers();
+    }
+
+    @AfterAll
+    static void stopBroker() throws Exception {
+        if (broker != null) {
+            broker.close();
+        }
+    }
+
+    private static KafkaTool.Result tool(String mainClass, String... args) throws Exception {
+        return KafkaTool.run(tmp, mainClass, List.of(args));
+    }
+
+    private static KafkaTool.Result topics(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", bootstrap));
+        all.addAll(List.of(args));
+        return KafkaTool.run(tmp, TOPIC_COMMAND, all);
+    }
+
+    @Test
+    void kafkaTopicsCreatesAndLists() throws Exception {
+        KafkaTool.Result created = topics("--create", "--topic", "tools-created", "--partitions", "3",
+                "--replication-factor", "1", "--config", "retention.ms=3600000");
+        assertThat(created.exitCode()).as(created.toString()).isZero();
+        assertThat(created.stdout()).as(created.toString()).contains("Created topic tools-created.");
+
+        KafkaTool.Result again = topics("--create", "--topic", "tools-created", "--partitions", "3",
+                "--replication-factor", "1");
+        assertThat(again.exitCode()).as(again.toString()).isEqualTo(1);
+        assertThat(again.all()).as(again.toString()).contains("Topic 'tools-created' already exists.");
+
+        KafkaTool.Result list = topics("--list");
+        assertThat(list.exitCode()).as(list.toString()).isZero();
+        assertThat(list.stdout().lines()).as(list.toString()).contains("tools-created");
+
+        try (Admin admin = Clients.admin(bootstrap)) {
+            TopicDescription d = admin.describeTopics(List.of("tools-created")).allTopicNames()
+                    .get(30, TimeUnit.SECONDS).get("tools-created");
+            assertThat(d.partitions()).hasSize(3);
+        }
+    }
+
+    @Test
+    void kafkaTopicsDescribes() throws Exception {
+        Clients.createTopic(bootstrap, "tools-described", 3, Map.of("retention.ms", "3600000"));
+        KafkaTool.Result describe = topics("--describe", "--topic", "tools-described");
+        assertThat(describe.exitCode()).as(describe.toString()).isZero();
+        assertThat(describe.stdout()).as(describe.toString())
+                .containsPattern("Topic: tools-described\\s+TopicId: \\S+\\s+PartitionCount: 3\\s+ReplicationFactor: 1"
+                        + "\\s+Configs: .*retention.ms=3600000");
+        for (int p = 0; p < 3; p++) {
+            assertThat(describe.stdout()).as(describe.toString())
+                    .containsPattern("Topic: tools-described\\s+Partition: " + p + "\\s+Leader: 1\\s+Replicas: 1\\s+Isr: 1");
+        }
+    }
+
+    @Test
+    void kafkaTopicsAddsPartitions() throws Exception {
+        Clients.createTopic(bootstrap, "tools-grown", 2, Map.of());
+        KafkaTool.Result alter = topics("--alter", "--topic", "tools-grown", "--partitions", "5");
+        assertThat(alter.exitCode()).as(alter.toString()).isZero();
+        try (Admin admin = Clients.admin(bootstrap)) {
+            TopicDescription d = admin.describeTopics(List.of("tools-grown")).allTopicNames()
+                    .get(30, TimeUnit.SECONDS).get("tools-grown");
+            assertThat(d.partitions()).hasSize(5);
+        }
+        // Fewer partitions than now is refused.
+        KafkaTool.Result shrink = topics("--alter", "--topic", "tools-grown", "--partitions", "3");
+        assertThat(shrink.exitCode()).as(shrink.toString()).isEqualTo(1);
+        assertThat(shrink.all()).as(shrink.toString()).containsIgnoringCase("partition");
+    }
+
+    @Test
+    void kafkaTopicsDeletes() throws Exception {
+        Clients.createTopic(bootstrap, "tools-deleted", 1, Map.of());
+        KafkaTool.Result delete = topics("--delete", "--topic", "tools-deleted");
+        assertThat(delete.exitCode()).as(delete.toString()).isZero();
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(admin.listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("tools-deleted");
+        }
+        KafkaTool.Result list = topics("--list");
+        assertThat(list.stdout().lines()).as(list.toString()).doesNotContain("tools-deleted");
+    }
+
+    @Test
+    void kafkaConfigsAltersTopicConfigsAndTheLogObeys() throws Exception {
+        String topic = "tools-configured";
+        Clients.createTopic(bootstrap, topic, 1, Map.of());
+        KafkaTool.Result alter = tool(CONFIG_COMMAND, "--bootstrap-server", bootstrap, "--entity-type", "topics",
+                "--entity-name", topic, "--alter", "--add-config", "retention.ms=7200000,max.message.bytes=10000");
+        assertThat(alter.exitCode()).as(alter.toString()).isZero();
+        assertThat(alter.stdout()).as(alter.toString()).contains("Completed updating config for topic " + topic + ".");
+
+        KafkaTool.Result describe = tool(CONFIG_COMMAND, "--bootstrap-server", bootstrap, "--entity-type", "topics",
+                "--entity-name", topic, "--describe");
+        assertThat(describe.exitCode()).as(describe.toString()).isZero();
+        assertThat(describe.stdout()).as(describe.toString())
+                .contains("retention.ms=7200000").contains("max.message.bytes=10000");
+
+        ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+        try (Admin admin = Clients.admin(bootstrap)) {
+            Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            assertThat(config.get("retention.ms").value()).isEqualTo("7200000");
+            assertThat(config.get("max.message.bytes").value()).isEqualTo("10000");
+        }
+        // The new limit applies to the partition at once.
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>(topic, 0, null, new byte[20_000]))
+                    .get(60, TimeUnit.SECONDS))
+                    .isInstanceOf(ExecutionException.class).hasCauseInstanceOf(RecordTooLargeException.class);
+        }
+
+        KafkaTool.Result delete = tool(CONFIG_COMMAND, "--bootstrap-server", bootstrap, "--entity-type", "topics",
+                "--entity-name", topic, "--alter", "--delete-config", "retention.ms");
+        assertThat(delete.exitCode()).as(delete.toString()).isZero();
+        try (Admin admin = Clients.admin(bootstrap)) {
+            Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
+            assertThat(config.get("retention.ms").value()).as("back to the default").isEqualTo("604800000");
+            assertThat(config.get("max.message.bytes").value()).isEqualTo("10000");
+        }
+    }
+
+    @Test
+    void producerPerformanceSendsEveryRecord() throws Exception {
+        String topic = "tools-perf";
+        Clients.createTopic(bootstrap, topic, 2, Map.of());
+        KafkaTool.Result perf = tool(PRODUCER_PERFORMANCE, "--topic", topic, "--num-records", "20000",
+                "--record-size", "100", "--throughput", "-1",
+                "--command-property", "bootstrap.servers=" + bootstrap, "acks=1");
+        assertThat(perf.exitCode()).as(perf.toString()).isZero();
+        assertThat(perf.stdout()).as(perf.toString()).containsPattern("(?m)^20000 records sent, ");
+        try (Admin admin = Clients.admin(bootstrap)) {
+            long total = 0;
+            for (int p = 0; p < 2; p++) {
+                TopicPartition tp = new TopicPartition(topic, p);
+                total += admin.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp)
+                        .get(30, TimeUnit.SECONDS).offset();
+            }
+            assertThat(total).as("records stored").isEqualTo(20_000);
+        }
+    }
+
+    @Test
+    void consoleConsumerPrintsTheRecords() throws Exception {
+        String topic = "tools-console";
+        Clients.createTopic(bootstrap, topic, 2, Map.of());
+        long timestamp = System.currentTimeMillis() - 60_000;
+        int count = 40;
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+            for (int i = 0; i < count; i++) {
+                producer.send(new ProducerRecord<>(topic, 0, timestamp + i, bytes("key-" + i), bytes("value " + i),
+                        List.of(new RecordHeader("n", bytes(Integer.toString(i))))));
+                producer.send(new ProducerRecord<>(topic, 1, null, bytes("other partition " + i)));
+            }
+            producer.flush();
+        }
+        KafkaTool.Result all = consoleConsumer(topic, "earliest", count);
+        assertThat(all.exitCode()).as(all.toString()).isZero();
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            expected.add("CreateTime:" + (timestamp + i) + "\tPartition:0\tOffset:" + i + "\tn:" + i
+                    + "\tkey-" + i + "\tvalue " + i);
+        }
+        assertThat(all.stdout().lines()).as(all.toString()).containsExactlyElementsOf(expected);
+        assertThat(all.stderr()).as(all.toString()).contains("Processed a total of " + count + " messages");
+
+        // From a given offset: exactly the next records.
+        KafkaTool.Result some = consoleConsumer(topic, "25", 5);
+        assertThat(some.exitCode()).as(some.toString()).isZero();
+        assertThat(some.stdout().lines()).as(some.toString()).containsExactlyElementsOf(expected.subList(25, 30));
+    }
+
+    private static KafkaTool.Result consoleConsumer(String topic, String offset, int maxMessages) throws Exception {
+        return tool(CONSOLE_CONSUMER, "--bootstrap-server", bootstrap, "--topic", topic, "--partition", "0",
+                "--offset", offset, "--max-messages", Integer.toString(maxMessages),
+                "--formatter-property", "print.timestamp=true", "--formatter-property", "print.partition=true",
+                "--formatter-property", "print.offset=true", "--formatter-property", "print.headers=true",
+                "--formatter-property", "print.key=true");
+    }
+
+    private static byte[] bytes(String s) {
+        return s.getBytes(StandardCharsets.UTF_8);
+    }
+}
