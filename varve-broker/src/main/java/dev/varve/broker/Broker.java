@@ -71,7 +71,9 @@ public final class Broker implements AutoCloseable {
                 config.longValue(BrokerConfig.FLUSH_SCHEDULER_INTERVAL_MS),
                 config.longValue(BrokerConfig.FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS),
                 config.longValue(BrokerConfig.FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS),
-                config.longValue(BrokerConfig.HW_CHECKPOINT_INTERVAL_MS));
+                config.longValue(BrokerConfig.HW_CHECKPOINT_INTERVAL_MS))
+                .withProducerIdExpiration(config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
+                        config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS));
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();

@@ -52,6 +52,8 @@ public final class BrokerConfig {
     public static final String FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
     public static final String FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
+    public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
+    public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
     static final Map<String, String> TOPIC_DEFAULTS = Map.ofEntries(
@@ -95,7 +97,9 @@ public final class BrokerConfig {
             .define(FLUSH_SCHEDULER_INTERVAL_MS, LONG, 1_000L, atLeast(1), LOW, "How often logs are checked against flush.ms.")
             .define(FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often recovery points are checkpointed.")
             .define(FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often log start offsets are checkpointed.")
-            .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.");
+            .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.")
+            .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
+            .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.");
 
     static {
         for (String key : TOPIC_DEFAULTS.keySet()) {
