@@ -31,7 +31,12 @@ public final class VarveCommand implements Callable<Integer> {
         return CommandLine.ExitCode.USAGE;
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws Exception {
+        var server = ServerCommand.fastPathArgs(args);
+        if (server.isPresent()) {
+            java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
+            System.exit(ServerCommand.run(server.get().orElse(null), err));
+        }
         System.exit(new CommandLine(new VarveCommand()).execute(args));
     }
 }
