@@ -209,56 +209,47 @@ public final class LogSegment {
      */
     public BatchPosition translateOffset(long offset) {
         OffsetPosition[] around = offsetIndex.bracket(offset);
-        OffsetPosition floor = around[0];
-        OffsetPosition ceiling = around[1];
         int end = log.sizeInBytes();
-        if (floor != null && floor.offset() >= offset) {
-            // The indexed batch ends exactly at the offset: check the entry against the batch.
-            ByteBuffer header = BatchHeaders.buffer();
-            if (BatchHeaders.read(log.channel(), floor.position(), end, header)
-                    && BatchHeaders.lastOffset(header) == floor.offset()) {
-                return new BatchPosition(floor.position(), BatchHeaders.size(header));
-            }
-            LOG.warn("offset index {} entry {} does not match the log; scanning from the start", offsetIndex.file(), floor);
-            return scanFromStart(offset, end);
+        BatchPosition found = search(offset, around[0], around[1], end);
+        if (found == INDEX_MISMATCH) {
+            // The index disagrees with the log: never trust it for this lookup.
+            LOG.warn("offset index {} entry {} does not match the log; scanning from the start",
+                    offsetIndex.file(), around[0]);
+            return search(offset, null, null, end);
         }
-        int position = floor == null ? 0 : floor.position();
-        boolean knownBelow = floor != null; // the batch at position ends below the offset
-        ByteBuffer header = BatchHeaders.buffer();
-        while (position < end) {
-            if (ceiling != null && position == ceiling.position() && !knownBelow) {
-                // Reached from a batch whose header was read: the next indexed batch, whose last
-                // offset (in the entry) is above the offset.
-                return new BatchPosition(position, -1);
-            }
-            if (!BatchHeaders.read(log.channel(), position, end, header)
-                    || (knownBelow && BatchHeaders.lastOffset(header) != floor.offset())) {
-                if (floor != null) {
-                    // The index disagrees with the log: never trust it for this lookup.
-                    LOG.warn("offset index {} entry {} does not match the log; scanning from the start",
-                            offsetIndex.file(), floor);
-                    return scanFromStart(offset, end);
-                }
-                return null;
-            }
-            int size = BatchHeaders.size(header);
-            if (!knownBelow && BatchHeaders.lastOffset(header) >= offset) {
-                return new BatchPosition(position, size);
-            }
-            knownBelow = false;
-            position += size;
-        }
-        return null;
+        return found;
     }
 
-    private BatchPosition scanFromStart(long offset, int end) {
+    /** {@link #search}'s answer when the floor entry does not point at a batch ending at its offset. */
+    private static final BatchPosition INDEX_MISMATCH = new BatchPosition(-1, -1);
+
+    /**
+     * Walks batch headers from the floor entry's batch (or the segment start) to the first batch whose
+     * last offset is at least {@code offset}. The floor entry is checked against the header it points
+     * at; the ceiling entry's batch, reached from a header that was read, needs no read of its own.
+     *
+     * @return the batch, null when there is none, or {@link #INDEX_MISMATCH}
+     */
+    private BatchPosition search(long offset, OffsetPosition floor, OffsetPosition ceiling, int end) {
+        int position = floor == null ? 0 : floor.position();
+        boolean atFloor = floor != null;
         ByteBuffer header = BatchHeaders.buffer();
-        int position = 0;
-        while (BatchHeaders.read(log.channel(), position, end, header)) {
+        while (atFloor || position < end) {
+            if (!atFloor && ceiling != null && position == ceiling.position()) {
+                return new BatchPosition(position, -1); // its last offset (in the entry) is above the offset
+            }
+            boolean read = BatchHeaders.read(log.channel(), position, end, header);
+            if (atFloor && (!read || BatchHeaders.lastOffset(header) != floor.offset())) {
+                return INDEX_MISMATCH;
+            }
+            if (!read) {
+                return null;
+            }
             int size = BatchHeaders.size(header);
             if (BatchHeaders.lastOffset(header) >= offset) {
                 return new BatchPosition(position, size);
             }
+            atFloor = false;
             position += size;
         }
         return null;
