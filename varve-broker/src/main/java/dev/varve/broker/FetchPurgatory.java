@@ -76,11 +76,6 @@ public final class FetchPurgatory implements AutoCloseable {
         }
     }
 
-    /** Waiting fetches, for tests and metrics. */
-    public int waiting() {
-        return watchers.values().stream().mapToInt(Set::size).sum();
-    }
-
     @Override
     public void close() {
         timer.stop();

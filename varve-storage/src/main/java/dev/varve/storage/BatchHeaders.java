@@ -1,6 +1,7 @@
 package dev.varve.storage;
 
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.utils.Utils;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -58,13 +59,9 @@ final class BatchHeaders {
         }
         header.clear();
         try {
-            long pos = position;
-            while (header.hasRemaining()) {
-                int n = channel.read(header, pos);
-                if (n < 0) {
-                    return false;
-                }
-                pos += n;
+            Utils.readFully(channel, header, position);
+            if (header.hasRemaining()) {
+                return false; // the file ended first
             }
         } catch (IOException e) {
             throw new KafkaException("cannot read batch header at position " + position, e);
@@ -77,12 +74,12 @@ final class BatchHeaders {
         return header.getInt(LENGTH_OFFSET) + 12;
     }
 
-    static long baseOffset(ByteBuffer header) {
-        return header.getLong(0);
-    }
-
     static long maxTimestamp(ByteBuffer header) {
         return header.getLong(MAX_TIMESTAMP_OFFSET);
+    }
+
+    static long baseOffset(ByteBuffer header) {
+        return header.getLong(0);
     }
 
     static long lastOffset(ByteBuffer header) {

@@ -6,6 +6,7 @@ import org.apache.kafka.common.record.internal.DefaultRecordBatch;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.internal.FileRecords;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -110,13 +111,9 @@ final class SegmentRecovery {
     }
 
     private static void readFully(FileChannel channel, ByteBuffer buffer, long position) throws IOException {
-        long pos = position;
-        while (buffer.hasRemaining()) {
-            int n = channel.read(buffer, pos);
-            if (n < 0) {
-                throw new CorruptRecordException("unexpected end of file at " + pos);
-            }
-            pos += n;
+        Utils.readFully(channel, buffer, position);
+        if (buffer.hasRemaining()) {
+            throw new CorruptRecordException("unexpected end of file before position " + (position + buffer.limit()));
         }
     }
 }

@@ -1,5 +1,6 @@
 package dev.varve.storage.index;
 
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.ByteBufferUnmapper;
 
 import java.io.File;
@@ -256,20 +257,15 @@ public abstract class AbstractIndex implements AutoCloseable {
             verifyEntries(view(), from, entries);
             return;
         }
-        ByteBuffer tail = ByteBuffer.allocate((entries - from) * entrySize);
-        try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
-            long position = (long) from * entrySize;
-            while (tail.hasRemaining()) {
-                int n = channel.read(tail, position + tail.position());
-                if (n < 0) {
-                    throw new CorruptIndexException("index " + file + " is shorter than its entries");
-                }
-            }
-        }
-        // Lay the tail out as if it were the whole file, so slot numbers stay absolute.
+        // Read the tail into a buffer laid out as the whole file, so slot numbers stay absolute.
         ByteBuffer asWhole = ByteBuffer.allocate(entries * entrySize);
         asWhole.position(from * entrySize);
-        asWhole.put(tail.flip());
+        try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            Utils.readFully(channel, asWhole, (long) from * entrySize);
+        }
+        if (asWhole.hasRemaining()) {
+            throw new CorruptIndexException("index " + file + " is shorter than its entries");
+        }
         verifyEntries(asWhole.clear(), from, entries);
     }
 
