@@ -9,18 +9,14 @@ import org.apache.kafka.common.message.AlterConfigsRequestData.AlterableConfig;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
 import org.apache.kafka.common.message.AlterConfigsResponseData.AlterConfigsResourceResponse;
 import org.apache.kafka.common.protocol.ApiKeys;
-import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
 import org.apache.kafka.common.requests.AlterConfigsRequest;
 import org.apache.kafka.common.requests.AlterConfigsResponse;
-import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.RequestContext;
 
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -55,24 +51,11 @@ public final class AlterConfigsHandler implements ApiHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         AlterConfigsRequestData data = ((AlterConfigsRequest) request).data();
         AlterConfigsResponseData response = new AlterConfigsResponseData();
-        Set<List<Object>> duplicates = ConfigResources.duplicates(data.resources(),
-                AlterConfigsResource::resourceType, AlterConfigsResource::resourceName);
-        for (AlterConfigsResource resource : data.resources()) {
-            ApiError error;
-            if (duplicates.contains(ConfigResources.key(resource.resourceType(), resource.resourceName()))) {
-                error = new ApiError(Errors.INVALID_REQUEST, "Duplicate resource " + resource.resourceName() + ".");
-            } else {
-                try {
-                    alter(resource, data.validateOnly());
-                    error = ApiError.NONE;
-                } catch (RuntimeException e) {
-                    error = ApiError.fromThrowable(e);
-                }
-            }
-            response.responses().add(new AlterConfigsResourceResponse()
-                    .setResourceType(resource.resourceType()).setResourceName(resource.resourceName())
-                    .setErrorCode(error.error().code()).setErrorMessage(error.message()));
-        }
+        ConfigResources.alterEach(data.resources(), AlterConfigsResource::resourceType,
+                AlterConfigsResource::resourceName, resource -> alter(resource, data.validateOnly()),
+                (resource, error) -> response.responses().add(new AlterConfigsResourceResponse()
+                        .setResourceType(resource.resourceType()).setResourceName(resource.resourceName())
+                        .setErrorCode(error.error().code()).setErrorMessage(error.message())));
         return CompletableFuture.completedFuture(new AlterConfigsResponse(response));
     }
 
@@ -93,10 +76,7 @@ public final class AlterConfigsHandler implements ApiHandler {
                 return;
             }
             case BROKER:
-                ConfigResources.checkBrokerName(name, broker.nodeId());
-                if (!resource.configs().isEmpty()) {
-                    throw ConfigResources.brokerAlterUnsupported();
-                }
+                ConfigResources.checkBrokerAlter(name, broker.nodeId(), !resource.configs().isEmpty());
                 return;
             default:
                 throw ConfigResources.unsupportedType(resource.resourceType());

@@ -3,9 +3,14 @@ package dev.varve.broker.api;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidRequestException;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.DescribeConfigsResponse;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.function.BiConsumer;
+import java.util.function.Consumer;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -40,8 +45,44 @@ final class ConfigResources {
                 + "change the broker's properties file and restart it.");
     }
 
+    /**
+     * The per-resource loop of AlterConfigs and IncrementalAlterConfigs: alters each resource in
+     * request order and reports each outcome to {@code respond}. A resource named twice in the
+     * request is refused (INVALID_REQUEST) without being altered; any other failure is that
+     * resource's own error.
+     */
+    static <R> void alterEach(Collection<R> resources, Function<R, Byte> type, Function<R, String> name,
+                              Consumer<R> alter, BiConsumer<R, ApiError> respond) {
+        Set<List<Object>> duplicates = duplicates(resources, type, name);
+        for (R resource : resources) {
+            ApiError error;
+            if (duplicates.contains(key(type.apply(resource), name.apply(resource)))) {
+                error = new ApiError(Errors.INVALID_REQUEST, "Duplicate resource " + name.apply(resource) + ".");
+            } else {
+                try {
+                    alter.accept(resource);
+                    error = ApiError.NONE;
+                } catch (RuntimeException e) {
+                    error = ApiError.fromThrowable(e);
+                }
+            }
+            respond.accept(resource, error);
+        }
+    }
+
+    /**
+     * The BROKER branch of both alter APIs: only this node (or the cluster-wide empty name), and no
+     * actual change, since dynamic broker configs are not supported.
+     */
+    static void checkBrokerAlter(String name, int nodeId, boolean hasChanges) {
+        checkBrokerName(name, nodeId);
+        if (hasChanges) {
+            throw brokerAlterUnsupported();
+        }
+    }
+
     /** Resources named more than once in one request (type and name), which Kafka refuses as a whole. */
-    static <R> Set<List<Object>> duplicates(Iterable<R> resources, Function<R, Byte> type, Function<R, String> name) {
+    private static <R> Set<List<Object>> duplicates(Iterable<R> resources, Function<R, Byte> type, Function<R, String> name) {
         Set<List<Object>> seen = new HashSet<>();
         Set<List<Object>> dups = new HashSet<>();
         for (R r : resources) {
@@ -53,7 +94,7 @@ final class ConfigResources {
         return dups;
     }
 
-    static List<Object> key(byte type, String name) {
+    private static List<Object> key(byte type, String name) {
         List<Object> key = new ArrayList<>(2);
         key.add(type);
         key.add(Objects.requireNonNullElse(name, ""));

@@ -15,7 +15,6 @@ import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.ApiError;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsRequest;
 import org.apache.kafka.common.requests.IncrementalAlterConfigsResponse;
 import org.apache.kafka.common.requests.RequestContext;
@@ -68,24 +67,11 @@ public final class IncrementalAlterConfigsHandler implements ApiHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         IncrementalAlterConfigsRequestData data = ((IncrementalAlterConfigsRequest) request).data();
         IncrementalAlterConfigsResponseData response = new IncrementalAlterConfigsResponseData();
-        Set<List<Object>> duplicates = ConfigResources.duplicates(data.resources(),
-                AlterConfigsResource::resourceType, AlterConfigsResource::resourceName);
-        for (AlterConfigsResource resource : data.resources()) {
-            ApiError error;
-            if (duplicates.contains(ConfigResources.key(resource.resourceType(), resource.resourceName()))) {
-                error = new ApiError(Errors.INVALID_REQUEST, "Duplicate resource " + resource.resourceName() + ".");
-            } else {
-                try {
-                    alter(resource, data.validateOnly());
-                    error = ApiError.NONE;
-                } catch (RuntimeException e) {
-                    error = ApiError.fromThrowable(e);
-                }
-            }
-            response.responses().add(new AlterConfigsResourceResponse()
-                    .setResourceType(resource.resourceType()).setResourceName(resource.resourceName())
-                    .setErrorCode(error.error().code()).setErrorMessage(error.message()));
-        }
+        ConfigResources.alterEach(data.resources(), AlterConfigsResource::resourceType,
+                AlterConfigsResource::resourceName, resource -> alter(resource, data.validateOnly()),
+                (resource, error) -> response.responses().add(new AlterConfigsResourceResponse()
+                        .setResourceType(resource.resourceType()).setResourceName(resource.resourceName())
+                        .setErrorCode(error.error().code()).setErrorMessage(error.message())));
         return CompletableFuture.completedFuture(new IncrementalAlterConfigsResponse(response));
     }
 
@@ -104,10 +90,7 @@ public final class IncrementalAlterConfigsHandler implements ApiHandler {
                 return;
             }
             case BROKER:
-                ConfigResources.checkBrokerName(name, broker.nodeId());
-                if (!resource.configs().isEmpty()) {
-                    throw ConfigResources.brokerAlterUnsupported();
-                }
+                ConfigResources.checkBrokerAlter(name, broker.nodeId(), !resource.configs().isEmpty());
                 return;
             default:
                 throw ConfigResources.unsupportedType(resource.resourceType());
