@@ -5,17 +5,31 @@ import dev.varve.broker.api.ApiHandler;
 import dev.varve.broker.api.ApiVersionsHandler;
 import dev.varve.broker.api.CreatePartitionsHandler;
 import dev.varve.broker.api.CreateTopicsHandler;
+import dev.varve.broker.api.DeleteGroupsHandler;
 import dev.varve.broker.api.DeleteRecordsHandler;
 import dev.varve.broker.api.DeleteTopicsHandler;
 import dev.varve.broker.api.DescribeClusterHandler;
 import dev.varve.broker.api.DescribeConfigsHandler;
+import dev.varve.broker.api.DescribeGroupsHandler;
 import dev.varve.broker.api.DescribeLogDirsHandler;
 import dev.varve.broker.api.FetchHandler;
+import dev.varve.broker.api.FindCoordinatorHandler;
+import dev.varve.broker.api.HeartbeatHandler;
 import dev.varve.broker.api.IncrementalAlterConfigsHandler;
 import dev.varve.broker.api.InitProducerIdHandler;
+import dev.varve.broker.api.JoinGroupHandler;
+import dev.varve.broker.api.LeaveGroupHandler;
+import dev.varve.broker.api.ListGroupsHandler;
 import dev.varve.broker.api.ListOffsetsHandler;
 import dev.varve.broker.api.MetadataHandler;
+import dev.varve.broker.api.OffsetCommitHandler;
+import dev.varve.broker.api.OffsetDeleteHandler;
+import dev.varve.broker.api.OffsetFetchHandler;
 import dev.varve.broker.api.ProduceHandler;
+import dev.varve.broker.api.SyncGroupHandler;
+import dev.varve.broker.group.GroupConfig;
+import dev.varve.broker.group.GroupCoordinator;
+import dev.varve.broker.group.GroupOffsets;
 import dev.varve.broker.network.KafkaServer;
 import dev.varve.broker.network.RequestDispatcher;
 import dev.varve.storage.ExecutorScheduler;
@@ -58,6 +72,7 @@ public final class Broker implements AutoCloseable {
     private final ExecutorService requestThreads;
     private final KafkaServer server;
     private final BrokerContext context;
+    private final WheelTimer groupTimer;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
         this.config = config;
@@ -82,6 +97,16 @@ public final class Broker implements AutoCloseable {
         // On a single node every stored record is committed.
         logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
 
+        // Groups: replay __consumer_offsets before the first request can reach the coordinator.
+        GroupConfig groupConfig = config.groupConfig();
+        OffsetsTopic offsetsTopic = new OffsetsTopic(context, groupConfig);
+        this.groupTimer = new WheelTimer("group-coordinator-timer");
+        GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic);
+        GroupOffsets groupOffsets = new GroupOffsets(coordinator);
+        offsetsTopic.load(groupOffsets);
+        scheduler.schedulePeriodic("offsets-retention", groupOffsets::expireOffsets,
+                groupConfig.offsetsRetentionCheckIntervalMs(), groupConfig.offsetsRetentionCheckIntervalMs());
+
         List<ApiHandler> handlers = new ArrayList<>(List.of(
                 new MetadataHandler(context),
                 new ProduceHandler(context),
@@ -96,7 +121,18 @@ public final class Broker implements AutoCloseable {
                 new AlterConfigsHandler(context),
                 new IncrementalAlterConfigsHandler(context),
                 new DescribeClusterHandler(context),
-                new DescribeLogDirsHandler(context)));
+                new DescribeLogDirsHandler(context),
+                new FindCoordinatorHandler(context, offsetsTopic),
+                new JoinGroupHandler(coordinator),
+                new SyncGroupHandler(coordinator),
+                new HeartbeatHandler(coordinator),
+                new LeaveGroupHandler(coordinator),
+                new OffsetCommitHandler(context, groupOffsets, groupConfig),
+                new OffsetFetchHandler(context, groupOffsets),
+                new ListGroupsHandler(groupOffsets),
+                new DescribeGroupsHandler(groupOffsets),
+                new DeleteGroupsHandler(groupOffsets),
+                new OffsetDeleteHandler(context, groupOffsets)));
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);
@@ -186,6 +222,7 @@ public final class Broker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.close();
+        groupTimer.close();
         purgatory.close();
         logManager.close();
         try {

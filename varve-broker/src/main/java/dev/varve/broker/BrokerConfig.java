@@ -54,6 +54,16 @@ public final class BrokerConfig {
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
+    public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
+    public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
+    public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
+    public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
+    public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS = "offsets.retention.check.interval.ms";
+    public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
+    public static final String GROUP_INITIAL_REBALANCE_DELAY_MS = "group.initial.rebalance.delay.ms";
+    public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
+    public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
+    public static final String GROUP_MAX_SIZE = "group.max.size";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
     static final Map<String, String> TOPIC_DEFAULTS = Map.ofEntries(
@@ -70,7 +80,12 @@ public final class BrokerConfig {
             Map.entry("log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
             Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
             Map.entry("log.message.timestamp.before.max.ms", TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
-            Map.entry("log.message.timestamp.after.max.ms", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+            Map.entry("log.message.timestamp.after.max.ms", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
+            Map.entry("log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG),
+            Map.entry("log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
+            Map.entry("log.cleaner.delete.retention.ms", TopicConfig.DELETE_RETENTION_MS_CONFIG),
+            Map.entry("log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+            Map.entry("log.cleaner.max.compaction.lag.ms", TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
 
     /** Kafka's hour/minute variants of two defaults, lowest precedence first. */
     private static final List<String[]> TIME_ALIASES = List.of(
@@ -99,7 +114,17 @@ public final class BrokerConfig {
             .define(FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often log start offsets are checkpointed.")
             .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.")
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
-            .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.");
+            .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
+            .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
+            .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), LOW, "Segment size of __consumer_offsets.")
+            .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, 3, atLeast(1), HIGH, "Replication factor of __consumer_offsets (capped at the brokers present).")
+            .define(OFFSETS_RETENTION_MINUTES, INT, 7 * 24 * 60, atLeast(1), HIGH, "Keep an empty group's committed offsets this long.")
+            .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), HIGH, "How often expired offsets are removed.")
+            .define(OFFSET_METADATA_MAX_BYTES, INT, 4096, atLeast(0), LOW, "Largest metadata string of a committed offset.")
+            .define(GROUP_INITIAL_REBALANCE_DELAY_MS, INT, 3000, atLeast(0), MEDIUM, "How long the first rebalance of an empty group waits for more members.")
+            .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, 6000, atLeast(1), MEDIUM, "Smallest session timeout a member may ask for.")
+            .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, 1_800_000, atLeast(1), MEDIUM, "Largest session timeout a member may ask for.")
+            .define(GROUP_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one group.");
 
     static {
         for (String key : TOPIC_DEFAULTS.keySet()) {
@@ -233,6 +258,19 @@ public final class BrokerConfig {
 
     public int minInsyncReplicas() {
         return (Integer) values.get(MIN_INSYNC_REPLICAS);
+    }
+
+    public int intValue(String key) {
+        return (Integer) values.get(key);
+    }
+
+    /** The group coordinator's settings. */
+    public dev.varve.broker.group.GroupConfig groupConfig() {
+        return new dev.varve.broker.group.GroupConfig(intValue(OFFSETS_TOPIC_NUM_PARTITIONS),
+                intValue(OFFSETS_TOPIC_SEGMENT_BYTES), intValue(GROUP_INITIAL_REBALANCE_DELAY_MS),
+                intValue(GROUP_MIN_SESSION_TIMEOUT_MS), intValue(GROUP_MAX_SESSION_TIMEOUT_MS), intValue(GROUP_MAX_SIZE),
+                intValue(OFFSETS_RETENTION_MINUTES) * 60_000L, longValue(OFFSETS_RETENTION_CHECK_INTERVAL_MS),
+                intValue(OFFSET_METADATA_MAX_BYTES));
     }
 
     public long longValue(String key) {

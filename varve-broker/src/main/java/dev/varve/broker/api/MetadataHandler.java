@@ -115,7 +115,7 @@ public final class MetadataHandler implements ApiHandler {
                 .setName(t.name())
                 .setTopicId(version >= 10 ? t.id() : org.apache.kafka.common.Uuid.ZERO_UUID)
                 .setErrorCode(Errors.NONE.code())
-                .setIsInternal(false)
+                .setIsInternal(org.apache.kafka.common.internals.Topic.isInternal(t.name()))
                 .setPartitions(partitions);
     }
 }

@@ -78,6 +78,10 @@ public final class ProduceHandler implements ApiHandler {
                 } else if (info.isEmpty()) {
                     pr.setErrorCode((topic.name() == null || topic.name().isEmpty()
                             ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                } else if (org.apache.kafka.common.internals.Topic.isInternal(info.get().name())) {
+                    // only the group coordinator writes __consumer_offsets (its records are its state)
+                    pr.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
+                            .setErrorMessage("Cannot append to internal topic " + info.get().name());
                 } else {
                     append(new TopicPartition(info.get().name(), partition.index()), partition, pr, req.version());
                 }

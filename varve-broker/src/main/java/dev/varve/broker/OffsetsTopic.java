@@ -1,0 +1,123 @@
+package dev.varve.broker;
+
+import dev.varve.broker.group.GroupConfig;
+import dev.varve.broker.group.GroupOffsets;
+import dev.varve.broker.group.GroupStore;
+import dev.varve.storage.LogSlice;
+import dev.varve.storage.PartitionLog;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.Record;
+import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The internal compacted topic {@code __consumer_offsets}: where the group coordinator stores
+ * committed offsets and group membership, one partition per group (by the hash of the group id, as
+ * Kafka computes it), so a group's records are totally ordered. Created on first use with
+ * {@code offsets.topic.num.partitions} partitions; replayed into the coordinator at start-up.
+ *
+ * <p>Thread-safe: appends go through the {@link ReplicaManager}, which serializes per partition.
+ */
+public final class OffsetsTopic implements GroupStore {
+    private static final Logger LOG = LoggerFactory.getLogger(OffsetsTopic.class);
+    public static final String NAME = Topic.GROUP_METADATA_TOPIC_NAME;
+    /** Bytes read per step while replaying; a larger batch is still read whole. */
+    private static final int LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
+
+    private final BrokerContext broker;
+    private final GroupConfig config;
+
+    public OffsetsTopic(BrokerContext broker, GroupConfig config) {
+        this.broker = broker;
+        this.config = config;
+    }
+
+    /** The partition of {@code __consumer_offsets} that holds a group. */
+    public int partitionFor(String groupId) {
+        return Utils.abs(groupId.hashCode()) % partitions();
+    }
+
+    private int partitions() {
+        return broker.topics().get(NAME).map(TopicRegistry.TopicInfo::partitions)
+                .orElse(config.offsetsTopicNumPartitions());
+    }
+
+    /** Creates the topic if it does not exist yet (on the first FindCoordinator or commit). */
+    public void ensureExists() {
+        if (broker.topics().get(NAME).isPresent()) {
+            return;
+        }
+        try {
+            broker.createTopic(NAME, config.offsetsTopicNumPartitions(), Map.of(
+                    "cleanup.policy", "compact",
+                    "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes()),
+                    "compression.type", "producer"));
+            LOG.info("created {} with {} partitions", NAME, config.offsetsTopicNumPartitions());
+        } catch (TopicExistsException e) {
+            // created concurrently
+        }
+    }
+
+    @Override
+    public void append(String groupId, List<SimpleRecord> records) {
+        ensureExists();
+        TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
+        MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
+        broker.replicaManager().appendAsLeader(tp, batch);
+    }
+
+    /** Replays every partition of the topic (if it exists) into the coordinator, then completes the load. */
+    public void load(GroupOffsets offsets) {
+        Optional<TopicRegistry.TopicInfo> topic = broker.topics().get(NAME);
+        long records = 0;
+        if (topic.isPresent()) {
+            for (int p = 0; p < topic.get().partitions(); p++) {
+                records += loadPartition(broker.replicaManager().log(new TopicPartition(NAME, p)), offsets);
+            }
+        }
+        LOG.info("replayed {} record(s) of {}", records, NAME);
+        offsets.completeLoad();
+    }
+
+    private static long loadPartition(PartitionLog log, GroupOffsets offsets) {
+        long next = log.logStartOffset();
+        long end = log.highWatermark();
+        long count = 0;
+        while (next < end) {
+            LogSlice slice = log.read(next, LOAD_BUFFER_BYTES, end, true);
+            if (slice.isEmpty()) {
+                break;
+            }
+            long before = next;
+            for (RecordBatch batch : slice.records().batches()) {
+                if (batch.lastOffset() < next) {
+                    continue;
+                }
+                if (!batch.isControlBatch()) {
+                    for (Record r : batch) {
+                        if (r.offset() >= next) {
+                            offsets.replay(r.key(), r.hasValue() ? r.value() : null);
+                            count++;
+                        }
+                    }
+                }
+                next = batch.nextOffset();
+            }
+            if (next == before) {
+                break; // no progress: never loop on a log that reads nothing new
+            }
+        }
+        return count;
+    }
+}

@@ -1,0 +1,31 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.group.GroupOffsets;
+import org.apache.kafka.common.message.DeleteGroupsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.DeleteGroupsRequest;
+import org.apache.kafka.common.requests.DeleteGroupsResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.concurrent.CompletableFuture;
+
+/** DeleteGroups: removes empty groups and their committed offsets (NON_EMPTY_GROUP while members remain). */
+public final class DeleteGroupsHandler extends GroupApiHandler {
+    private final GroupOffsets groups;
+
+    public DeleteGroupsHandler(GroupOffsets groups) {
+        super(ApiKeys.DELETE_GROUPS);
+        this.groups = groups;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        DeleteGroupsRequest req = (DeleteGroupsRequest) request;
+        DeleteGroupsResponseData out = new DeleteGroupsResponseData();
+        groups.deleteGroups(req.data().groupsNames()).forEach((id, error) -> out.results().add(
+                new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(id).setErrorCode(error.code())));
+        return CompletableFuture.completedFuture(new DeleteGroupsResponse(out));
+    }
+}

@@ -1,0 +1,91 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.OffsetsTopic;
+import org.apache.kafka.common.message.FindCoordinatorRequestData;
+import org.apache.kafka.common.message.FindCoordinatorResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.FindCoordinatorRequest;
+import org.apache.kafka.common.requests.FindCoordinatorResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * FindCoordinator: this broker coordinates every group (it leads every partition of
+ * {@code __consumer_offsets}, which the first group lookup creates). Transaction coordinators do not
+ * exist yet: such keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the error a transactional producer
+ * also gets from InitProducerId, so it fails at once instead of retrying. v4+ batches several keys.
+ */
+public final class FindCoordinatorHandler implements ApiHandler {
+    private final BrokerContext broker;
+    private final OffsetsTopic offsetsTopic;
+
+    public FindCoordinatorHandler(BrokerContext broker, OffsetsTopic offsetsTopic) {
+        this.broker = broker;
+        this.offsetsTopic = offsetsTopic;
+    }
+
+    @Override
+    public ApiKeys apiKey() {
+        return ApiKeys.FIND_COORDINATOR;
+    }
+
+    @Override
+    public short minVersion() {
+        return ApiKeys.FIND_COORDINATOR.oldestVersion();
+    }
+
+    @Override
+    public short maxVersion() {
+        return ApiKeys.FIND_COORDINATOR.latestVersion();
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        FindCoordinatorRequestData req = ((FindCoordinatorRequest) request).data();
+        short version = request.version();
+        FindCoordinatorResponseData out = new FindCoordinatorResponseData();
+        if (version >= FindCoordinatorRequest.MIN_BATCHED_VERSION) {
+            for (String key : req.coordinatorKeys()) {
+                out.coordinators().add(coordinator(context, req.keyType(), key));
+            }
+        } else {
+            FindCoordinatorResponseData.Coordinator c = coordinator(context, req.keyType(), req.key());
+            out.setErrorCode(c.errorCode()).setNodeId(c.nodeId()).setHost(c.host()).setPort(c.port());
+            if (version >= 1) {
+                out.setErrorMessage(c.errorMessage());
+            }
+        }
+        return CompletableFuture.completedFuture(new FindCoordinatorResponse(out));
+    }
+
+    private FindCoordinatorResponseData.Coordinator coordinator(RequestContext context, byte keyType, String key) {
+        FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator()
+                .setKey(key).setNodeId(-1).setHost("").setPort(-1);
+        Errors error = switch (keyType) {
+            case 0 -> Errors.NONE;
+            case 1 -> Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            default -> Errors.INVALID_REQUEST;
+        };
+        if (error == Errors.NONE) {
+            try {
+                offsetsTopic.ensureExists();
+            } catch (RuntimeException e) {
+                error = Errors.COORDINATOR_NOT_AVAILABLE;
+            }
+        }
+        if (error == Errors.NONE) {
+            var endpoint = broker.advertisedEndpoint(context.listenerName());
+            if (endpoint.isEmpty()) {
+                error = Errors.COORDINATOR_NOT_AVAILABLE;
+            } else {
+                c.setNodeId(broker.nodeId()).setHost(endpoint.get().host()).setPort(endpoint.get().port());
+            }
+        }
+        return c.setErrorCode(error.code()).setErrorMessage(error == Errors.NONE ? null : error.message());
+    }
+}

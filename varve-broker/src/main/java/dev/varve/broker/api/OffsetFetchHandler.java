@@ -1,0 +1,118 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.broker.group.GroupOffsets;
+import dev.varve.broker.group.GroupRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.OffsetFetchRequestData;
+import org.apache.kafka.common.message.OffsetFetchResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.OffsetFetchRequest;
+import org.apache.kafka.common.requests.OffsetFetchResponse;
+import org.apache.kafka.common.requests.RequestContext;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * OffsetFetch: committed offsets of the named partitions (-1 and empty metadata where none is
+ * committed) or of all partitions (topics null); one group (v0-7) or several (v8+); topics named
+ * (v0-9) or identified (v10+, unknown ids get UNKNOWN_TOPIC_ID). No transactions exist, so no offset
+ * is ever pending and require_stable needs no waiting.
+ */
+public final class OffsetFetchHandler extends GroupApiHandler {
+    private final BrokerContext broker;
+    private final GroupOffsets offsets;
+
+    public OffsetFetchHandler(BrokerContext broker, GroupOffsets offsets) {
+        super(ApiKeys.OFFSET_FETCH);
+        this.broker = broker;
+        this.offsets = offsets;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        OffsetFetchRequest req = (OffsetFetchRequest) request;
+        boolean byId = OffsetFetchRequest.useTopicIds(req.version());
+        List<OffsetFetchResponseData.OffsetFetchResponseGroup> groups = new ArrayList<>();
+        for (OffsetFetchRequestData.OffsetFetchRequestGroup g : req.groups()) {
+            groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(g.groupId(), byId) : some(g, byId));
+        }
+        return CompletableFuture.completedFuture(new OffsetFetchResponse.Builder(groups).build(req.version()));
+    }
+
+    private OffsetFetchResponseData.OffsetFetchResponseGroup some(OffsetFetchRequestData.OffsetFetchRequestGroup g,
+                                                                  boolean byId) {
+        OffsetFetchResponseData.OffsetFetchResponseGroup out =
+                new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
+        List<TopicPartition> wanted = new ArrayList<>();
+        for (OffsetFetchRequestData.OffsetFetchRequestTopics t : g.topics()) {
+            String name = byId ? broker.topics().get(t.topicId()).map(TopicInfo::name).orElse(null) : t.name();
+            if (name != null) {
+                t.partitionIndexes().forEach(p -> wanted.add(new TopicPartition(name, p)));
+            }
+        }
+        Map<TopicPartition, GroupRecords.OffsetValue> committed = offsets.fetch(g.groupId(), wanted);
+        for (OffsetFetchRequestData.OffsetFetchRequestTopics t : g.topics()) {
+            String name = byId ? broker.topics().get(t.topicId()).map(TopicInfo::name).orElse(null) : t.name();
+            OffsetFetchResponseData.OffsetFetchResponseTopics rt = topic(t.name(), t.topicId(), byId);
+            for (int p : t.partitionIndexes()) {
+                if (name == null) {
+                    rt.partitions().add(partition(p, null).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                } else {
+                    rt.partitions().add(partition(p, committed.get(new TopicPartition(name, p))));
+                }
+            }
+            out.topics().add(rt);
+        }
+        return out;
+    }
+
+    private OffsetFetchResponseData.OffsetFetchResponseGroup all(String groupId, boolean byId) {
+        OffsetFetchResponseData.OffsetFetchResponseGroup out =
+                new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupId);
+        Map<String, Map<Integer, GroupRecords.OffsetValue>> byTopic = new TreeMap<>();
+        offsets.fetch(groupId, null).forEach((tp, v) ->
+                byTopic.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).put(tp.partition(), v));
+        byTopic.forEach((name, partitions) -> {
+            Optional<TopicInfo> info = broker.topics().get(name);
+            if (byId && info.isEmpty()) {
+                return; // a deleted topic has no id to name it by
+            }
+            OffsetFetchResponseData.OffsetFetchResponseTopics rt =
+                    topic(name, info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID), byId);
+            partitions.forEach((p, v) -> rt.partitions().add(partition(p, v)));
+            out.topics().add(rt);
+        });
+        return out;
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponseTopics topic(String name, Uuid id, boolean byId) {
+        OffsetFetchResponseData.OffsetFetchResponseTopics rt = new OffsetFetchResponseData.OffsetFetchResponseTopics();
+        if (byId) {
+            rt.setTopicId(id == null ? Uuid.ZERO_UUID : id);
+        } else {
+            rt.setName(name);
+        }
+        return rt;
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponsePartitions partition(int index, GroupRecords.OffsetValue v) {
+        return new OffsetFetchResponseData.OffsetFetchResponsePartitions()
+                .setPartitionIndex(index)
+                .setCommittedOffset(v == null ? OffsetFetchResponse.INVALID_OFFSET : v.offset())
+                .setCommittedLeaderEpoch(v == null ? -1 : v.leaderEpoch())
+                .setMetadata(v == null ? OffsetFetchResponse.NO_METADATA : v.metadata())
+                .setErrorCode(Errors.NONE.code());
+    }
+}

@@ -1,0 +1,639 @@
+package dev.varve.broker.group;
+
+import dev.varve.broker.group.ClassicGroup.State;
+import org.apache.kafka.common.errors.InvalidConfigurationException;
+import org.apache.kafka.common.message.JoinGroupRequestData;
+import org.apache.kafka.common.message.JoinGroupResponseData;
+import org.apache.kafka.common.message.LeaveGroupRequestData;
+import org.apache.kafka.common.message.LeaveGroupResponseData;
+import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.SyncGroupResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.JoinGroupRequest;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The group coordinator of the classic consumer-group protocol: membership (JoinGroup, SyncGroup,
+ * Heartbeat, LeaveGroup) and its rebalance state machine, with generations, the two-step join
+ * (MEMBER_ID_REQUIRED), session and rebalance timeouts, static membership and the initial rebalance
+ * delay. Offsets and the group admin APIs are in {@link GroupOffsets}, over the same groups.
+ *
+ * <p>Thread-safety: the map of groups is concurrent; each group's state is changed only while
+ * holding that group's monitor, by request threads and by timer tasks alike. A group that became
+ * {@link State#DEAD} has been removed from the map; a caller that finds one retries the lookup.
+ * Records are written to the {@link GroupStore} under the group's lock, so the stored order is the
+ * order of changes.
+ */
+public final class GroupCoordinator {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
+
+    final GroupConfig config;
+    final Time time;
+    final GroupTimer timer;
+    final GroupStore store;
+    final ConcurrentHashMap<String, ClassicGroup> groups = new ConcurrentHashMap<>();
+
+    public GroupCoordinator(GroupConfig config, Time time, GroupTimer timer, GroupStore store) {
+        this.config = config;
+        this.time = time;
+        this.timer = timer;
+        this.store = store;
+    }
+
+    // ---------------------------------------------------------------- JoinGroup
+
+    public CompletableFuture<JoinGroupResponseData> joinGroup(JoinGroupRequestData req, short version, String clientId,
+                                                              String clientHost) {
+        CompletableFuture<JoinGroupResponseData> response = new CompletableFuture<>();
+        String memberId = req.memberId();
+        String instanceId = req.groupInstanceId();
+        if (req.groupId() == null || req.groupId().isEmpty()) {
+            return joinError(memberId, Errors.INVALID_GROUP_ID);
+        }
+        if (instanceId != null) {
+            try {
+                JoinGroupRequest.validateGroupInstanceId(instanceId);
+            } catch (InvalidConfigurationException e) {
+                return joinError(memberId, Errors.INVALID_GROUP_ID);
+            }
+        }
+        if (req.sessionTimeoutMs() < config.minSessionTimeoutMs() || req.sessionTimeoutMs() > config.maxSessionTimeoutMs()) {
+            return joinError(memberId, Errors.INVALID_SESSION_TIMEOUT);
+        }
+        int rebalanceTimeoutMs = req.rebalanceTimeoutMs() < 0 ? req.sessionTimeoutMs() : req.rebalanceTimeoutMs();
+        List<GroupMember.Protocol> protocols = new ArrayList<>();
+        req.protocols().forEach(p -> protocols.add(new GroupMember.Protocol(p.name(), p.metadata())));
+        boolean unknownMember = memberId == null || memberId.isEmpty();
+        ClassicGroup group = unknownMember ? getOrCreate(req.groupId()) : groups.get(req.groupId());
+        if (group == null) {
+            return joinError(memberId, Errors.UNKNOWN_MEMBER_ID);
+        }
+        synchronized (group) {
+            if (group.is(State.DEAD)) {
+                // deleted in between: the client retries and finds (or creates) the new group
+                return joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE);
+            }
+            if (unknownMember && group.size() >= config.maxSize() && group.staticMemberId(instanceId) == null) {
+                return joinError(memberId, Errors.GROUP_MAX_SIZE_REACHED);
+            }
+            if (!group.supports(req.protocolType(), protocols)) {
+                return joinError(memberId, Errors.INCONSISTENT_GROUP_PROTOCOL);
+            }
+            if (unknownMember) {
+                joinUnknownMember(group, req, version, clientId, clientHost, rebalanceTimeoutMs, protocols, response);
+            } else {
+                joinKnownMember(group, req, clientId, clientHost, rebalanceTimeoutMs, protocols, response);
+            }
+        }
+        return response;
+    }
+
+    private void joinUnknownMember(ClassicGroup group, JoinGroupRequestData req, short version, String clientId,
+                                   String clientHost, int rebalanceTimeoutMs, List<GroupMember.Protocol> protocols,
+                                   CompletableFuture<JoinGroupResponseData> response) {
+        String instanceId = req.groupInstanceId();
+        String newMemberId = (instanceId != null ? instanceId : clientId) + "-" + UUID.randomUUID();
+        if (instanceId != null) {
+            String existing = group.staticMemberId(instanceId);
+            if (existing != null) {
+                rejoinStaticMember(group, req, version, existing, newMemberId, rebalanceTimeoutMs, protocols, response);
+                return;
+            }
+        } else if (JoinGroupRequest.requiresKnownMemberId(version)) {
+            // Two-step join: the member learns its id first, so a retried request cannot add a second member.
+            String pending = newMemberId;
+            group.pendingMembers.put(pending, timer.schedule(req.sessionTimeoutMs(), () -> expirePending(group, pending)));
+            response.complete(new JoinGroupResponseData().setErrorCode(Errors.MEMBER_ID_REQUIRED.code())
+                    .setMemberId(pending).setGenerationId(-1).setProtocolName("").setLeader(""));
+            return;
+        }
+        GroupMember member = new GroupMember(newMemberId, instanceId, clientId, clientHost, rebalanceTimeoutMs,
+                req.sessionTimeoutMs(), req.protocolType(), protocols);
+        addMemberAndRebalance(group, member, response);
+    }
+
+    private void joinKnownMember(ClassicGroup group, JoinGroupRequestData req, String clientId, String clientHost,
+                                 int rebalanceTimeoutMs,
+                                 List<GroupMember.Protocol> protocols, CompletableFuture<JoinGroupResponseData> response) {
+        String memberId = req.memberId();
+        Runnable pending = group.pendingMembers.remove(memberId);
+        if (pending != null) {
+            pending.run();
+            GroupMember member = new GroupMember(memberId, req.groupInstanceId(), clientId, clientHost, rebalanceTimeoutMs,
+                    req.sessionTimeoutMs(), req.protocolType(), protocols);
+            addMemberAndRebalance(group, member, response);
+            return;
+        }
+        Errors fenced = validateMember(group, memberId, req.groupInstanceId());
+        if (fenced != Errors.NONE) {
+            response.complete(joinErrorData(memberId, fenced));
+            return;
+        }
+        GroupMember member = group.get(memberId);
+        switch (group.state()) {
+            case PREPARING_REBALANCE -> updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(),
+                    protocols, response);
+            case COMPLETING_REBALANCE -> {
+                if (member.sameProtocols(protocols)) {
+                    // the join response was lost: send it again
+                    response.complete(joinResponse(group, member, false));
+                } else {
+                    updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(), protocols, response);
+                }
+            }
+            case STABLE -> {
+                if (group.isLeader(memberId) || !member.sameProtocols(protocols)) {
+                    // the leader rejoins to trigger a rebalance (e.g. its subscription's metadata changed)
+                    updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(), protocols, response);
+                } else {
+                    response.complete(joinResponse(group, member, false));
+                }
+            }
+            default -> response.complete(joinErrorData(memberId, Errors.UNKNOWN_MEMBER_ID));
+        }
+    }
+
+    /** A static member that lost its member id (e.g. restarted) takes over its old membership. */
+    private void rejoinStaticMember(ClassicGroup group, JoinGroupRequestData req, short version, String oldMemberId,
+                                    String newMemberId, int rebalanceTimeoutMs, List<GroupMember.Protocol> protocols,
+                                    CompletableFuture<JoinGroupResponseData> response) {
+        GroupMember member = group.get(oldMemberId);
+        if (member.awaitingJoin != null) {
+            member.awaitingJoin.complete(joinErrorData(oldMemberId, Errors.FENCED_INSTANCE_ID));
+            member.awaitingJoin = null;
+        }
+        if (member.awaitingSync != null) {
+            member.awaitingSync.complete(syncError(Errors.FENCED_INSTANCE_ID));
+            member.awaitingSync = null;
+        }
+        group.replaceStaticMember(req.groupInstanceId(), oldMemberId, newMemberId);
+        boolean unchanged = member.sameProtocols(protocols);
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        member.sessionTimeoutMs = req.sessionTimeoutMs();
+        boolean leader = group.isLeader(newMemberId);
+        if (group.is(State.STABLE) && unchanged && (!leader || JoinGroupRequest.supportsSkippingAssignment(version))) {
+            // Same subscription: no rebalance. The stored group must name the new member id, or a
+            // restart would restore a member id nobody holds.
+            Errors stored = persistGroup(group);
+            if (stored != Errors.NONE) {
+                group.replaceStaticMember(req.groupInstanceId(), newMemberId, oldMemberId);
+                response.complete(joinErrorData(req.memberId(), stored));
+                return;
+            }
+            scheduleHeartbeatExpiry(group, member);
+            JoinGroupResponseData data = joinResponse(group, member, leader);
+            data.setSkipAssignment(leader);
+            response.complete(data);
+        } else {
+            updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(), protocols, response);
+        }
+    }
+
+    private void addMemberAndRebalance(ClassicGroup group, GroupMember member,
+                                       CompletableFuture<JoinGroupResponseData> response) {
+        member.awaitingJoin = response;
+        group.add(member);
+        if (group.is(State.PREPARING_REBALANCE) && group.generationId == 0) {
+            group.newMemberAdded = true;
+        }
+        scheduleHeartbeatExpiry(group, member);
+        maybePrepareRebalance(group, "member " + member.memberId() + " joined");
+        tryCompleteJoin(group);
+    }
+
+    private void updateMemberAndRebalance(ClassicGroup group, GroupMember member, int rebalanceTimeoutMs,
+                                          int sessionTimeoutMs, List<GroupMember.Protocol> protocols,
+                                          CompletableFuture<JoinGroupResponseData> response) {
+        if (member.awaitingJoin != null && member.awaitingJoin != response) {
+            member.awaitingJoin.complete(joinErrorData(member.memberId(), Errors.UNKNOWN_MEMBER_ID));
+        }
+        member.protocols = List.copyOf(protocols);
+        member.rebalanceTimeoutMs = rebalanceTimeoutMs;
+        member.sessionTimeoutMs = sessionTimeoutMs;
+        member.awaitingJoin = response;
+        maybePrepareRebalance(group, "member " + member.memberId() + " rejoined");
+        tryCompleteJoin(group);
+    }
+
+    // ---------------------------------------------------------------- rebalance
+
+    void maybePrepareRebalance(ClassicGroup group, String reason) {
+        if (group.is(State.STABLE) || group.is(State.COMPLETING_REBALANCE) || group.is(State.EMPTY)) {
+            prepareRebalance(group, reason);
+        }
+    }
+
+    private void prepareRebalance(ClassicGroup group, String reason) {
+        if (group.is(State.COMPLETING_REBALANCE)) {
+            for (GroupMember m : group.members()) {
+                if (m.awaitingSync != null) {
+                    m.awaitingSync.complete(syncError(Errors.REBALANCE_IN_PROGRESS));
+                    m.awaitingSync = null;
+                }
+            }
+        }
+        boolean initial = group.is(State.EMPTY) && config.initialRebalanceDelayMs() > 0;
+        group.transitionTo(State.PREPARING_REBALANCE, time.milliseconds());
+        LOG.info("group {} preparing to rebalance (generation {}): {}", group.groupId, group.generationId, reason);
+        if (initial) {
+            group.newMemberAdded = false;
+            long delay = Math.min(config.initialRebalanceDelayMs(), Math.max(group.maxRebalanceTimeoutMs(), 0));
+            scheduleJoinCompletion(group, delay, Math.max(group.maxRebalanceTimeoutMs() - delay, 0), true);
+        } else {
+            scheduleJoinCompletion(group, group.maxRebalanceTimeoutMs(), 0, false);
+        }
+    }
+
+    /**
+     * Completes the join phase after {@code delayMs} at the latest. An initial (delayed) rebalance
+     * waits the whole delay, and waits again while new members keep arriving, within the remaining
+     * rebalance timeout; an ordinary one completes as soon as every member has rejoined.
+     */
+    private void scheduleJoinCompletion(ClassicGroup group, long delayMs, long remainingMs, boolean initial) {
+        cancelJoinTimer(group);
+        long token = ++group.joinTimerToken;
+        group.joinTimer = timer.schedule(delayMs, () -> {
+            synchronized (group) {
+                if (group.joinTimerToken != token || !group.is(State.PREPARING_REBALANCE)) {
+                    return;
+                }
+                group.joinTimer = null;
+                if (initial && group.newMemberAdded && remainingMs > 0) {
+                    group.newMemberAdded = false;
+                    long next = Math.min(config.initialRebalanceDelayMs(), remainingMs);
+                    scheduleJoinCompletion(group, next, remainingMs - next, true);
+                } else {
+                    completeJoin(group);
+                }
+            }
+        });
+        group.initialDelay = initial;
+    }
+
+    private void cancelJoinTimer(ClassicGroup group) {
+        if (group.joinTimer != null) {
+            group.joinTimer.run();
+            group.joinTimer = null;
+        }
+        group.joinTimerToken++;
+    }
+
+    /** Completes the join phase now if every member has rejoined (not during an initial delay). */
+    void tryCompleteJoin(ClassicGroup group) {
+        if (!group.is(State.PREPARING_REBALANCE)) {
+            return;
+        }
+        if (group.initialDelay) {
+            return; // the initial delay waits for more members even when all present have joined
+        }
+        if (group.allMembersJoined()) {
+            cancelJoinTimer(group);
+            completeJoin(group);
+        }
+    }
+
+    private void completeJoin(ClassicGroup group) {
+        group.initialDelay = false;
+        // members that did not rejoin in time leave the group
+        for (GroupMember m : List.copyOf(group.members())) {
+            if (!m.isAwaitingJoin()) {
+                LOG.info("group {}: member {} did not rejoin in time and is removed", group.groupId, m.memberId());
+                cancelHeartbeat(m);
+                group.remove(m.memberId());
+            }
+        }
+        for (Runnable cancel : group.pendingMembers.values()) {
+            cancel.run();
+        }
+        group.pendingMembers.clear();
+        group.initNextGeneration(time.milliseconds());
+        if (group.is(State.EMPTY)) {
+            LOG.info("group {} is empty at generation {}", group.groupId, group.generationId);
+            Errors stored = persistGroup(group);
+            if (stored != Errors.NONE) {
+                LOG.warn("group {}: storing the empty generation failed: {}", group.groupId, stored);
+            }
+            return;
+        }
+        LOG.info("group {} starts generation {} with {} member(s), protocol {}", group.groupId, group.generationId,
+                group.size(), group.protocolName);
+        for (GroupMember m : group.members()) {
+            CompletableFuture<JoinGroupResponseData> f = m.awaitingJoin;
+            m.awaitingJoin = null;
+            scheduleHeartbeatExpiry(group, m);
+            f.complete(joinResponse(group, m, group.isLeader(m.memberId())));
+        }
+    }
+
+    private JoinGroupResponseData joinResponse(ClassicGroup group, GroupMember member, boolean withMembers) {
+        JoinGroupResponseData data = new JoinGroupResponseData()
+                .setErrorCode(Errors.NONE.code())
+                .setGenerationId(group.generationId)
+                .setProtocolType(group.protocolType)
+                .setProtocolName(group.protocolName)
+                .setLeader(group.leaderId)
+                .setMemberId(member.memberId());
+        if (withMembers) {
+            for (GroupMember m : group.members()) {
+                data.members().add(new JoinGroupResponseData.JoinGroupResponseMember()
+                        .setMemberId(m.memberId())
+                        .setGroupInstanceId(m.groupInstanceId)
+                        .setMetadata(m.metadata(group.protocolName)));
+            }
+        }
+        return data;
+    }
+
+    // ---------------------------------------------------------------- SyncGroup
+
+    public CompletableFuture<SyncGroupResponseData> syncGroup(SyncGroupRequestData req) {
+        ClassicGroup group = groups.get(req.groupId());
+        if (group == null) {
+            return CompletableFuture.completedFuture(syncError(Errors.UNKNOWN_MEMBER_ID));
+        }
+        CompletableFuture<SyncGroupResponseData> response = new CompletableFuture<>();
+        synchronized (group) {
+            if (group.is(State.DEAD)) {
+                return CompletableFuture.completedFuture(syncError(Errors.COORDINATOR_NOT_AVAILABLE));
+            }
+            Errors invalid = validateMember(group, req.memberId(), req.groupInstanceId());
+            if (invalid == Errors.NONE && req.generationId() != group.generationId) {
+                invalid = Errors.ILLEGAL_GENERATION;
+            }
+            if (invalid == Errors.NONE && ((req.protocolType() != null && !req.protocolType().equals(group.protocolType))
+                    || (req.protocolName() != null && !req.protocolName().equals(group.protocolName)))) {
+                invalid = Errors.INCONSISTENT_GROUP_PROTOCOL;
+            }
+            if (invalid != Errors.NONE) {
+                return CompletableFuture.completedFuture(syncError(invalid));
+            }
+            GroupMember member = group.get(req.memberId());
+            switch (group.state()) {
+                case PREPARING_REBALANCE -> response.complete(syncError(Errors.REBALANCE_IN_PROGRESS));
+                case STABLE -> {
+                    scheduleHeartbeatExpiry(group, member);
+                    response.complete(syncResponse(group, member));
+                }
+                case COMPLETING_REBALANCE -> {
+                    member.awaitingSync = response;
+                    scheduleHeartbeatExpiry(group, member);
+                    if (group.isLeader(member.memberId())) {
+                        completeSync(group, req);
+                    }
+                }
+                default -> response.complete(syncError(Errors.UNKNOWN_MEMBER_ID));
+            }
+        }
+        return response;
+    }
+
+    /** The leader's assignment ends the rebalance: stored first, then handed to every member. */
+    private void completeSync(ClassicGroup group, SyncGroupRequestData req) {
+        Map<String, byte[]> assignments = new HashMap<>();
+        for (SyncGroupRequestData.SyncGroupRequestAssignment a : req.assignments()) {
+            assignments.put(a.memberId(), a.assignment());
+        }
+        Map<GroupMember, byte[]> previous = new HashMap<>();
+        for (GroupMember m : group.members()) {
+            previous.put(m, m.assignment);
+            m.assignment = assignments.getOrDefault(m.memberId(), new byte[0]);
+        }
+        Errors stored = persistGroup(group);
+        if (stored != Errors.NONE) {
+            previous.forEach((m, a) -> m.assignment = a);
+            for (GroupMember m : group.members()) {
+                if (m.awaitingSync != null) {
+                    m.awaitingSync.complete(syncError(stored));
+                    m.awaitingSync = null;
+                }
+            }
+            prepareRebalance(group, "storing the assignment failed: " + stored);
+            return;
+        }
+        group.transitionTo(State.STABLE, time.milliseconds());
+        LOG.info("group {} is stable at generation {}", group.groupId, group.generationId);
+        for (GroupMember m : group.members()) {
+            if (m.awaitingSync != null) {
+                m.awaitingSync.complete(syncResponse(group, m));
+                m.awaitingSync = null;
+            }
+        }
+    }
+
+    private static SyncGroupResponseData syncResponse(ClassicGroup group, GroupMember member) {
+        return new SyncGroupResponseData().setErrorCode(Errors.NONE.code())
+                .setProtocolType(group.protocolType).setProtocolName(group.protocolName)
+                .setAssignment(member.assignment);
+    }
+
+    private static SyncGroupResponseData syncError(Errors error) {
+        return new SyncGroupResponseData().setErrorCode(error.code()).setAssignment(new byte[0]);
+    }
+
+    // ---------------------------------------------------------------- Heartbeat
+
+    public Errors heartbeat(String groupId, String memberId, String groupInstanceId, int generationId) {
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        synchronized (group) {
+            if (group.is(State.DEAD)) {
+                return Errors.COORDINATOR_NOT_AVAILABLE;
+            }
+            Errors invalid = validateMember(group, memberId, groupInstanceId);
+            if (invalid != Errors.NONE) {
+                return invalid;
+            }
+            if (generationId != group.generationId) {
+                return Errors.ILLEGAL_GENERATION;
+            }
+            GroupMember member = group.get(memberId);
+            switch (group.state()) {
+                case EMPTY:
+                    return Errors.UNKNOWN_MEMBER_ID;
+                case PREPARING_REBALANCE:
+                    scheduleHeartbeatExpiry(group, member);
+                    return Errors.REBALANCE_IN_PROGRESS;
+                default:
+                    scheduleHeartbeatExpiry(group, member);
+                    return Errors.NONE;
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- LeaveGroup
+
+    /** One member leaving; the response carries a per-member result (v3+ batches several). */
+    public List<LeaveGroupResponseData.MemberResponse> leaveGroup(String groupId,
+                                                                  List<LeaveGroupRequestData.MemberIdentity> leaving) {
+        List<LeaveGroupResponseData.MemberResponse> out = new ArrayList<>();
+        ClassicGroup group = groups.get(groupId);
+        if (group == null) {
+            leaving.forEach(m -> out.add(memberResponse(m, Errors.UNKNOWN_MEMBER_ID)));
+            return out;
+        }
+        synchronized (group) {
+            for (LeaveGroupRequestData.MemberIdentity m : leaving) {
+                out.add(memberResponse(m, leave(group, m)));
+            }
+        }
+        return out;
+    }
+
+    private Errors leave(ClassicGroup group, LeaveGroupRequestData.MemberIdentity identity) {
+        if (group.is(State.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        String memberId = identity.memberId();
+        String instanceId = identity.groupInstanceId();
+        if (instanceId != null) {
+            String current = group.staticMemberId(instanceId);
+            if (current == null) {
+                return Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (memberId != null && !memberId.isEmpty() && !memberId.equals(current)) {
+                return Errors.FENCED_INSTANCE_ID;
+            }
+            memberId = current;
+        }
+        Runnable pending = group.pendingMembers.remove(memberId);
+        if (pending != null) {
+            pending.run();
+            tryCompleteJoin(group);
+            return Errors.NONE;
+        }
+        GroupMember member = group.get(memberId);
+        if (member == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        LOG.info("group {}: member {} leaves{}", group.groupId, memberId,
+                identity.reason() == null ? "" : " (" + identity.reason() + ")");
+        removeMemberAndUpdateGroup(group, member);
+        return Errors.NONE;
+    }
+
+    private static LeaveGroupResponseData.MemberResponse memberResponse(LeaveGroupRequestData.MemberIdentity m, Errors e) {
+        return new LeaveGroupResponseData.MemberResponse().setMemberId(m.memberId())
+                .setGroupInstanceId(m.groupInstanceId()).setErrorCode(e.code());
+    }
+
+    private void removeMemberAndUpdateGroup(ClassicGroup group, GroupMember member) {
+        cancelHeartbeat(member);
+        if (member.awaitingJoin != null) {
+            member.awaitingJoin.complete(joinErrorData(member.memberId(), Errors.UNKNOWN_MEMBER_ID));
+            member.awaitingJoin = null;
+        }
+        if (member.awaitingSync != null) {
+            member.awaitingSync.complete(syncError(Errors.UNKNOWN_MEMBER_ID));
+            member.awaitingSync = null;
+        }
+        group.remove(member.memberId());
+        switch (group.state()) {
+            case STABLE, COMPLETING_REBALANCE -> maybePrepareRebalance(group, "member " + member.memberId() + " left");
+            case PREPARING_REBALANCE -> tryCompleteJoin(group);
+            default -> { }
+        }
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    void scheduleHeartbeatExpiry(ClassicGroup group, GroupMember member) {
+        cancelHeartbeat(member);
+        long epoch = ++member.heartbeatEpoch;
+        member.heartbeatTimer = timer.schedule(member.sessionTimeoutMs, () -> {
+            synchronized (group) {
+                if (member.heartbeatEpoch != epoch || group.get(member.memberId()) != member) {
+                    return;
+                }
+                if (member.isAwaitingJoin() || member.isAwaitingSync()) {
+                    scheduleHeartbeatExpiry(group, member); // a waiting request keeps its member alive
+                    return;
+                }
+                LOG.info("group {}: member {} missed its session timeout of {} ms", group.groupId, member.memberId(),
+                        member.sessionTimeoutMs);
+                removeMemberAndUpdateGroup(group, member);
+            }
+        });
+    }
+
+    private static void cancelHeartbeat(GroupMember member) {
+        member.heartbeatEpoch++;
+        if (member.heartbeatTimer != null) {
+            member.heartbeatTimer.run();
+            member.heartbeatTimer = null;
+        }
+    }
+
+    private void expirePending(ClassicGroup group, String memberId) {
+        synchronized (group) {
+            if (group.pendingMembers.remove(memberId) != null) {
+                tryCompleteJoin(group);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- shared
+
+    ClassicGroup getOrCreate(String groupId) {
+        return groups.computeIfAbsent(groupId, id -> new ClassicGroup(id, time.milliseconds()));
+    }
+
+    /** The member exists and, for a static member, holds its instance id now. */
+    static Errors validateMember(ClassicGroup group, String memberId, String groupInstanceId) {
+        if (groupInstanceId != null) {
+            String current = group.staticMemberId(groupInstanceId);
+            if (current == null) {
+                return Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (!current.equals(memberId)) {
+                return Errors.FENCED_INSTANCE_ID;
+            }
+        }
+        return group.has(memberId) ? Errors.NONE : Errors.UNKNOWN_MEMBER_ID;
+    }
+
+    /** Writes the group's membership record; the error to answer with when that fails. */
+    Errors persistGroup(ClassicGroup group) {
+        try {
+            store.append(group.groupId, List.of(new SimpleRecord(time.milliseconds(),
+                    GroupRecords.groupMetadataKey(group.groupId), GroupRecords.groupValue(group.toValue()))));
+            return Errors.NONE;
+        } catch (RuntimeException e) {
+            return storeError(group.groupId, e);
+        }
+    }
+
+    /** Kafka's mapping of a failed write to the offsets topic onto what a group client understands. */
+    static Errors storeError(String groupId, RuntimeException e) {
+        Errors error = Errors.forException(e);
+        LOG.warn("writing to the offsets topic for group {} failed: {}", groupId, error, e);
+        return switch (error) {
+            case UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS, NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT,
+                    KAFKA_STORAGE_ERROR -> Errors.COORDINATOR_NOT_AVAILABLE;
+            case NOT_LEADER_OR_FOLLOWER -> Errors.NOT_COORDINATOR;
+            case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE -> Errors.INVALID_COMMIT_OFFSET_SIZE;
+            default -> Errors.UNKNOWN_SERVER_ERROR;
+        };
+    }
+
+    private static CompletableFuture<JoinGroupResponseData> joinError(String memberId, Errors error) {
+        return CompletableFuture.completedFuture(joinErrorData(memberId, error));
+    }
+
+    private static JoinGroupResponseData joinErrorData(String memberId, Errors error) {
+        return new JoinGroupResponseData().setErrorCode(error.code()).setGenerationId(-1)
+                .setMemberId(memberId == null ? "" : memberId).setProtocolName("").setLeader("");
+    }
+}

@@ -1,0 +1,396 @@
+package dev.varve.broker.group;
+
+import dev.varve.broker.group.ClassicGroup.State;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.DescribeGroupsResponseData;
+import org.apache.kafka.common.message.ListGroupsResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.DescribeGroupsResponse;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Committed offsets and the group admin operations (describe, list, delete, offset delete,
+ * retention, replay at start-up) over the groups of a {@link GroupCoordinator}.
+ *
+ * <p>Thread-safety: as the coordinator's: every group is read and changed under its monitor; a
+ * change is stored before memory reflects it, so what a client was told is what a restart replays.
+ */
+public final class GroupOffsets {
+    private static final Logger LOG = LoggerFactory.getLogger(GroupOffsets.class);
+    /** The only group type this coordinator runs (ListGroups v5 types filter). */
+    public static final String CLASSIC = "classic";
+
+    private final GroupCoordinator coordinator;
+
+    public GroupOffsets(GroupCoordinator coordinator) {
+        this.coordinator = coordinator;
+    }
+
+    // ---------------------------------------------------------------- OffsetCommit
+
+    /**
+     * Commits offsets for a group: by a member of the current generation, or (generation -1, no
+     * member id) by a simple consumer or an admin while the group has no members. A group that does
+     * not exist is created for a simple commit.
+     *
+     * @param offsets the offsets; their commit timestamps are set here, to the coordinator's clock
+     * @return NONE, or the error for every partition of the request
+     */
+    public Errors commit(String groupId, int generationId, String memberId, String groupInstanceId,
+                         Map<TopicPartition, GroupRecords.OffsetValue> offsets) {
+        if (groupId == null || groupId.isEmpty()) {
+            return Errors.INVALID_GROUP_ID;
+        }
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            if (generationId >= 0) {
+                return Errors.ILLEGAL_GENERATION; // a member of a group that no longer exists
+            }
+            group = coordinator.getOrCreate(groupId);
+        }
+        synchronized (group) {
+            Errors invalid = validateCommit(group, generationId, memberId, groupInstanceId);
+            if (invalid != Errors.NONE) {
+                return invalid;
+            }
+            if (offsets.isEmpty()) {
+                return Errors.NONE;
+            }
+            List<SimpleRecord> records = new ArrayList<>(offsets.size());
+            long now = coordinator.time.milliseconds();
+            Map<TopicPartition, GroupRecords.OffsetValue> stamped = new LinkedHashMap<>();
+            offsets.forEach((tp, v) -> {
+                GroupRecords.OffsetValue value = new GroupRecords.OffsetValue(v.offset(), v.leaderEpoch(), v.metadata(), now);
+                stamped.put(tp, value);
+                records.add(new SimpleRecord(now, GroupRecords.offsetCommitKey(groupId, tp), GroupRecords.offsetValue(value)));
+            });
+            try {
+                coordinator.store.append(groupId, records);
+            } catch (RuntimeException e) {
+                return GroupCoordinator.storeError(groupId, e);
+            }
+            group.offsets.putAll(stamped);
+            if (generationId >= 0 && group.has(memberId)) {
+                coordinator.scheduleHeartbeatExpiry(group, group.get(memberId)); // a commit is a sign of life
+            }
+            return Errors.NONE;
+        }
+    }
+
+    private static Errors validateCommit(ClassicGroup group, int generationId, String memberId, String instanceId) {
+        if (group.is(State.DEAD)) {
+            return Errors.COORDINATOR_NOT_AVAILABLE;
+        }
+        boolean anonymous = generationId < 0 && (memberId == null || memberId.isEmpty()) && instanceId == null;
+        if (generationId < 0 && group.is(State.EMPTY)) {
+            return Errors.NONE; // simple consumer or admin tool
+        }
+        if (anonymous) {
+            return Errors.UNKNOWN_MEMBER_ID; // the group has members: only they may commit
+        }
+        Errors member = GroupCoordinator.validateMember(group, memberId, instanceId);
+        if (member != Errors.NONE) {
+            return member;
+        }
+        if (generationId != group.generationId) {
+            return Errors.ILLEGAL_GENERATION;
+        }
+        if (group.is(State.COMPLETING_REBALANCE)) {
+            // the member has its new generation but not yet its assignment: it commits again after sync
+            return Errors.REBALANCE_IN_PROGRESS;
+        }
+        return Errors.NONE;
+    }
+
+    // ---------------------------------------------------------------- OffsetFetch
+
+    /**
+     * The committed offsets of a group: of {@code partitions}, or all when null. Partitions without a
+     * committed offset are absent. An unknown group has none.
+     */
+    public Map<TopicPartition, GroupRecords.OffsetValue> fetch(String groupId, Collection<TopicPartition> partitions) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        Map<TopicPartition, GroupRecords.OffsetValue> out = new LinkedHashMap<>();
+        if (group == null) {
+            return out;
+        }
+        synchronized (group) {
+            if (partitions == null) {
+                out.putAll(group.offsets);
+            } else {
+                for (TopicPartition tp : partitions) {
+                    GroupRecords.OffsetValue v = group.offsets.get(tp);
+                    if (v != null) {
+                        out.put(tp, v);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
+    // ---------------------------------------------------------------- OffsetDelete
+
+    /** The result of an offset deletion: a group-level error, else one per partition. */
+    public record DeleteOffsetsResult(Errors groupError, Map<TopicPartition, Errors> partitions) {
+    }
+
+    /**
+     * Deletes committed offsets of partitions the group is not consuming: refused per partition
+     * (GROUP_SUBSCRIBED_TO_TOPIC) for topics an active consumer group subscribes to, and for the whole
+     * group (NON_EMPTY_GROUP) when it has members of another protocol type.
+     */
+    public DeleteOffsetsResult deleteOffsets(String groupId, Collection<TopicPartition> partitions) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            return new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+        }
+        synchronized (group) {
+            if (group.is(State.DEAD)) {
+                return new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+            }
+            Optional<Set<String>> subscribed = group.subscribedTopics();
+            if (subscribed.isEmpty() && group.size() > 0) {
+                return new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of());
+            }
+            Map<TopicPartition, Errors> result = new LinkedHashMap<>();
+            List<TopicPartition> deleted = new ArrayList<>();
+            for (TopicPartition tp : partitions) {
+                if (subscribed.get().contains(tp.topic())) {
+                    result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
+                } else {
+                    result.put(tp, Errors.NONE);
+                    if (group.offsets.containsKey(tp)) {
+                        deleted.add(tp);
+                    }
+                }
+            }
+            Errors stored = removeOffsets(group, deleted, false);
+            if (stored != Errors.NONE) {
+                return new DeleteOffsetsResult(stored, Map.of());
+            }
+            return new DeleteOffsetsResult(Errors.NONE, result);
+        }
+    }
+
+    /** Writes tombstones for the offsets (and the group, when asked), then forgets them. Holds the lock. */
+    private Errors removeOffsets(ClassicGroup group, Collection<TopicPartition> partitions, boolean andGroup) {
+        List<SimpleRecord> tombstones = new ArrayList<>();
+        long now = coordinator.time.milliseconds();
+        for (TopicPartition tp : partitions) {
+            tombstones.add(new SimpleRecord(now, GroupRecords.offsetCommitKey(group.groupId, tp), null));
+        }
+        if (andGroup) {
+            tombstones.add(new SimpleRecord(now, GroupRecords.groupMetadataKey(group.groupId), null));
+        }
+        if (tombstones.isEmpty()) {
+            return Errors.NONE;
+        }
+        try {
+            coordinator.store.append(group.groupId, tombstones);
+        } catch (RuntimeException e) {
+            return GroupCoordinator.storeError(group.groupId, e);
+        }
+        partitions.forEach(group.offsets::remove);
+        return Errors.NONE;
+    }
+
+    // ---------------------------------------------------------------- DeleteGroups
+
+    /** Deletes empty groups with their offsets: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP or NONE per group. */
+    public Map<String, Errors> deleteGroups(Collection<String> groupIds) {
+        Map<String, Errors> out = new LinkedHashMap<>();
+        for (String groupId : groupIds) {
+            ClassicGroup group = coordinator.groups.get(groupId);
+            if (group == null) {
+                out.put(groupId, Errors.GROUP_ID_NOT_FOUND);
+                continue;
+            }
+            synchronized (group) {
+                if (group.is(State.DEAD)) {
+                    out.put(groupId, Errors.GROUP_ID_NOT_FOUND);
+                } else if (!group.is(State.EMPTY)) {
+                    out.put(groupId, Errors.NON_EMPTY_GROUP);
+                } else {
+                    Errors stored = removeOffsets(group, List.copyOf(group.offsets.keySet()), true);
+                    if (stored == Errors.NONE) {
+                        markDead(group);
+                    }
+                    out.put(groupId, stored);
+                }
+            }
+        }
+        return out;
+    }
+
+    private void markDead(ClassicGroup group) {
+        group.transitionTo(State.DEAD, coordinator.time.milliseconds());
+        coordinator.groups.remove(group.groupId, group);
+        LOG.info("group {} deleted", group.groupId);
+    }
+
+    // ---------------------------------------------------------------- DescribeGroups, ListGroups
+
+    public DescribeGroupsResponseData.DescribedGroup describe(String groupId) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            return DescribeGroupsResponse.groupMetadata(groupId, Errors.NONE, State.DEAD.kafkaName, "", "",
+                    List.of(), DescribeGroupsResponse.AUTHORIZED_OPERATIONS_OMITTED);
+        }
+        synchronized (group) {
+            boolean stable = group.is(State.STABLE);
+            List<DescribeGroupsResponseData.DescribedGroupMember> members = new ArrayList<>();
+            for (GroupMember m : group.members()) {
+                byte[] meta = stable ? m.metadata(group.protocolName) : null;
+                members.add(new DescribeGroupsResponseData.DescribedGroupMember()
+                        .setMemberId(m.memberId())
+                        .setGroupInstanceId(m.groupInstanceId)
+                        .setClientId(m.clientId)
+                        .setClientHost(m.clientHost)
+                        .setMemberMetadata(meta == null ? new byte[0] : meta)
+                        .setMemberAssignment(stable ? m.assignment : new byte[0]));
+            }
+            return DescribeGroupsResponse.groupMetadata(groupId, Errors.NONE, group.state().kafkaName,
+                    group.protocolType == null ? "" : group.protocolType,
+                    stable && group.protocolName != null ? group.protocolName : "", members,
+                    DescribeGroupsResponse.AUTHORIZED_OPERATIONS_OMITTED);
+        }
+    }
+
+    /** Groups in one of {@code states} (all when empty), of one of {@code types} (all when empty). */
+    public List<ListGroupsResponseData.ListedGroup> list(Collection<String> states, Collection<String> types) {
+        boolean typeMatches = types.isEmpty() || types.stream().anyMatch(CLASSIC::equalsIgnoreCase);
+        List<ListGroupsResponseData.ListedGroup> out = new ArrayList<>();
+        if (!typeMatches) {
+            return out;
+        }
+        for (ClassicGroup group : coordinator.groups.values()) {
+            synchronized (group) {
+                String state = group.state().kafkaName;
+                if (group.is(State.DEAD)
+                        || (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state)))) {
+                    continue;
+                }
+                out.add(new ListGroupsResponseData.ListedGroup().setGroupId(group.groupId)
+                        .setProtocolType(group.protocolType == null ? "" : group.protocolType)
+                        .setGroupState(state).setGroupType(CLASSIC));
+            }
+        }
+        out.sort(java.util.Comparator.comparing(ListGroupsResponseData.ListedGroup::groupId));
+        return out;
+    }
+
+    // ---------------------------------------------------------------- retention
+
+    /**
+     * Expires offsets past {@code offsets.retention.minutes}: all offsets of an empty group, counted
+     * from when it became empty (or from the commit, for a group that never had members), and offsets
+     * of topics a consumer group no longer subscribes to. An empty group left with no offsets is
+     * deleted.
+     *
+     * @return the number of offsets expired
+     */
+    public int expireOffsets() {
+        long now = coordinator.time.milliseconds();
+        long retention = coordinator.config.offsetsRetentionMs();
+        int expired = 0;
+        for (ClassicGroup group : coordinator.groups.values()) {
+            synchronized (group) {
+                if (group.is(State.DEAD)) {
+                    continue;
+                }
+                List<TopicPartition> due = new ArrayList<>();
+                if (group.is(State.EMPTY)) {
+                    boolean neverHadMembers = group.protocolType == null;
+                    for (Map.Entry<TopicPartition, GroupRecords.OffsetValue> e : group.offsets.entrySet()) {
+                        long base = neverHadMembers ? e.getValue().commitTimestampMs()
+                                : Math.max(group.stateTimestampMs, 0);
+                        if (now - base >= retention) {
+                            due.add(e.getKey());
+                        }
+                    }
+                } else {
+                    Optional<Set<String>> subscribed = group.subscribedTopics();
+                    if (subscribed.isPresent() && group.is(State.STABLE)) {
+                        group.offsets.forEach((tp, v) -> {
+                            if (!subscribed.get().contains(tp.topic()) && now - v.commitTimestampMs() >= retention) {
+                                due.add(tp);
+                            }
+                        });
+                    }
+                }
+                // an empty group whose offsets are all gone is deleted (as Kafka does, also one that never had any)
+                boolean removeGroup = group.is(State.EMPTY) && due.size() == group.offsets.size();
+                if (due.isEmpty() && !removeGroup) {
+                    continue;
+                }
+                if (removeOffsets(group, due, removeGroup) == Errors.NONE) {
+                    expired += due.size();
+                    if (removeGroup) {
+                        markDead(group);
+                    }
+                }
+            }
+        }
+        if (expired > 0) {
+            LOG.info("expired {} committed offset(s)", expired);
+        }
+        return expired;
+    }
+
+    // ---------------------------------------------------------------- replay
+
+    /**
+     * Applies one stored record at start-up, in log order. A record that does not decode is skipped
+     * with a warning: a damaged offsets topic must not keep the broker down.
+     */
+    public void replay(ByteBuffer key, ByteBuffer value) {
+        if (key == null) {
+            return;
+        }
+        try {
+            GroupRecords.Key k = GroupRecords.readKey(key);
+            if (k.isOffsetCommit()) {
+                if (value == null) {
+                    ClassicGroup group = coordinator.groups.get(k.groupId());
+                    if (group != null) {
+                        group.offsets.remove(k.partition());
+                    }
+                } else {
+                    coordinator.getOrCreate(k.groupId()).offsets.put(k.partition(), GroupRecords.readOffsetValue(value));
+                }
+            } else if (value == null) {
+                coordinator.groups.remove(k.groupId());
+            } else {
+                coordinator.getOrCreate(k.groupId()).loadFrom(GroupRecords.readGroupValue(value),
+                        coordinator.time.milliseconds());
+            }
+        } catch (GroupRecords.CorruptGroupRecordException e) {
+            LOG.warn("skipping an offsets-topic record that does not decode: {}", e.getMessage());
+        }
+    }
+
+    /** After replay: loaded members get a session timeout, as if they had just heartbeated. */
+    public void completeLoad() {
+        for (ClassicGroup group : coordinator.groups.values()) {
+            synchronized (group) {
+                for (GroupMember m : group.members()) {
+                    coordinator.scheduleHeartbeatExpiry(group, m);
+                }
+            }
+        }
+        LOG.info("loaded {} group(s) from the offsets topic", coordinator.groups.size());
+    }
+}
