@@ -252,6 +252,7 @@ public final class GroupCoordinator {
             scheduleJoinCompletion(group, delay, Math.max(group.maxRebalanceTimeoutMs() - delay, 0), true);
         } else {
             scheduleJoinCompletion(group, group.maxRebalanceTimeoutMs(), 0, false);
+            tryCompleteJoin(group); // e.g. the last member left: nobody to wait for
         }
     }
 
