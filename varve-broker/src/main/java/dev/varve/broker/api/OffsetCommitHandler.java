@@ -61,8 +61,10 @@ public final class OffsetCommitHandler extends GroupApiHandler {
                 OffsetCommitResponseData.OffsetCommitResponsePartition rp =
                         new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex());
                 rt.partitions().add(rp);
-                if (info.isEmpty() || p.partitionIndex() < 0 || p.partitionIndex() >= info.get().partitions()) {
+                if (info.isEmpty()) {
                     rp.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                } else if (p.partitionIndex() < 0 || p.partitionIndex() >= info.get().partitions()) {
+                    rp.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
                 } else if (p.committedMetadata() != null && p.committedMetadata().length() > config.offsetMetadataMaxBytes()) {
                     rp.setErrorCode(Errors.OFFSET_METADATA_TOO_LARGE.code());
                 } else {
