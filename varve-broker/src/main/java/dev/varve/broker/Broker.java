@@ -104,6 +104,7 @@ public final class Broker implements AutoCloseable {
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
         offsetsTopic.load(groupOffsets);
+        context.onTopicDeleted(groupOffsets::removeOffsetsOfTopic);
         scheduler.schedulePeriodic("offsets-retention", groupOffsets::expireOffsets,
                 groupConfig.offsetsRetentionCheckIntervalMs(), groupConfig.offsetsRetentionCheckIntervalMs());
 

@@ -13,6 +13,8 @@ public final class BrokerContext {
     private final ReplicaManager replicaManager;
     private final ProducerIdManager producerIds;
     private volatile java.util.List<BrokerConfig.Endpoint> advertised;
+    private final java.util.List<java.util.function.Consumer<String>> topicDeletionListeners =
+            new java.util.concurrent.CopyOnWriteArrayList<>();
 
     public BrokerContext(BrokerConfig config, String clusterId, TopicRegistry topics, ReplicaManager replicaManager,
                          ProducerIdManager producerIds) {
@@ -77,6 +79,11 @@ public final class BrokerContext {
         }
     }
 
+    /** Called with a topic's name after it is deleted (outside the topic lock), e.g. to drop its offsets. */
+    public void onTopicDeleted(java.util.function.Consumer<String> listener) {
+        topicDeletionListeners.add(listener);
+    }
+
     /** The endpoints clients are told, with ports configured as 0 resolved. */
     public java.util.List<BrokerConfig.Endpoint> advertisedEndpoints() {
         return advertised;
@@ -94,6 +101,14 @@ public final class BrokerContext {
      *         (the topic is gone from the registry; the other logs are deleted)
      */
     public TopicRegistry.TopicInfo deleteTopic(String name) {
+        TopicRegistry.TopicInfo deleted = deleteTopicLocked(name);
+        for (java.util.function.Consumer<String> listener : topicDeletionListeners) {
+            listener.accept(name);
+        }
+        return deleted;
+    }
+
+    private TopicRegistry.TopicInfo deleteTopicLocked(String name) {
         synchronized (topics) { // the lock ReplicaManager takes before creating a log
             TopicRegistry.TopicInfo t = topics.delete(name);
             RuntimeException failure = null;

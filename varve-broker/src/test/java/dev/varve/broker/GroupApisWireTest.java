@@ -216,6 +216,35 @@ class GroupApisWireTest {
     }
 
     @Test
+    void theOffsetsTopicIsProtectedAndDeletedTopicsTakeTheirOffsetsWithThem() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
+             RawKafkaClient c = client()) {
+            admin.createTopics(List.of(new NewTopic("doomed", 1, (short) 1))).all().get();
+            OffsetCommitRequestData commit = new OffsetCommitRequestData().setGroupId("doomed-g")
+                    .setGenerationIdOrMemberEpoch(-1).setMemberId("").setTopics(List.of(
+                            new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("doomed").setPartitions(List.of(
+                                    new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0)
+                                            .setCommittedOffset(3))),
+                            new OffsetCommitRequestData.OffsetCommitRequestTopic().setName("wire").setPartitions(List.of(
+                                    new OffsetCommitRequestData.OffsetCommitRequestPartition().setPartitionIndex(0)
+                                            .setCommittedOffset(4)))));
+            c.send(OffsetCommitRequest.Builder.forTopicNames(commit), (short) 9);
+            admin.deleteTopics(List.of("doomed")).all().get();
+            assertThat(admin.listConsumerGroupOffsets("doomed-g").partitionsToOffsetAndMetadata().get())
+                    .containsOnlyKeys(new org.apache.kafka.common.TopicPartition("wire", 0));
+            // the coordinator's own topic: listed as internal, not deletable
+            assertThat(admin.listTopics(new org.apache.kafka.clients.admin.ListTopicsOptions().listInternal(true))
+                    .listings().get()).anySatisfy(l -> {
+                        assertThat(l.name()).isEqualTo(OffsetsTopic.NAME);
+                        assertThat(l.isInternal()).isTrue();
+                    });
+            assertThat(admin.listTopics().names().get()).doesNotContain(OffsetsTopic.NAME);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> admin.deleteTopics(List.of(OffsetsTopic.NAME)).all().get())
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class);
+        }
+    }
+
+    @Test
     void listDescribeDeleteAndOffsetDeleteEveryVersion() throws Exception {
         try (RawKafkaClient c = client()) {
             OffsetCommitRequestData commit = new OffsetCommitRequestData().setGroupId("admin-g")

@@ -116,6 +116,10 @@ public final class DeleteTopicsHandler implements ApiHandler {
             }
             name = found.get().name();
         }
+        if (org.apache.kafka.common.internals.Topic.isInternal(name)) {
+            // the group coordinator's state lives there: deleting it would lose every committed offset
+            return result(name, id, Errors.INVALID_TOPIC_EXCEPTION, "Internal topic " + name + " cannot be deleted.");
+        }
         try {
             TopicInfo deleted = broker.deleteTopic(name);
             return result(name, deleted.id(), Errors.NONE, null);

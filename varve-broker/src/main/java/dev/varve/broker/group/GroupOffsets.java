@@ -350,6 +350,21 @@ public final class GroupOffsets {
         return expired;
     }
 
+    /** Forgets (with tombstones) every group's offsets of a deleted topic, as Kafka does. */
+    public void removeOffsetsOfTopic(String topic) {
+        for (ClassicGroup group : coordinator.groups.values()) {
+            synchronized (group) {
+                if (group.is(State.DEAD)) {
+                    continue;
+                }
+                List<TopicPartition> gone = group.offsets.keySet().stream().filter(tp -> tp.topic().equals(topic)).toList();
+                if (!gone.isEmpty() && removeOffsets(group, gone, false) == Errors.NONE) {
+                    LOG.info("group {}: dropped {} offset(s) of deleted topic {}", group.groupId, gone.size(), topic);
+                }
+            }
+        }
+    }
+
     // ---------------------------------------------------------------- replay
 
     /**
