@@ -77,7 +77,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             CompletableFuture<Send> response;
             try {
                 response = dispatcher.handle(connection, copy);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                // also errors: the connection's response slot must complete (closing it), or its
+                // later requests would wait forever behind this one
                 response = CompletableFuture.failedFuture(e);
             }
             response.whenComplete((send, error) -> ctx.executor().execute(() -> {

@@ -34,8 +34,9 @@ final class SerialExecutor implements Executor {
             }
             try {
                 next.run();
-            } catch (RuntimeException e) {
-                // The task reports its own failures through its future; keep draining.
+            } catch (RuntimeException | LinkageError | StackOverflowError e) {
+                // The task reports its own failures through its future; keep draining, or every
+                // later task of this executor would wait forever.
             }
         }
     }
