@@ -207,7 +207,8 @@ public final class BatchValidator {
 
     /**
      * Walks the records of a batch (skipping keys and values, so nothing is allocated by their
-     * declared sizes): offsets consecutive, count as declared, timestamps within bounds.
+     * declared sizes): offsets consecutive, count as declared, timestamps within bounds, and on a
+     * compacted topic ({@code cleanup.policy} with {@code compact}) a key on every record.
      *
      * @return the largest record timestamp
      */
@@ -215,6 +216,7 @@ public final class BatchValidator {
         int expected = batch.countOrNull();
         long maxTimestamp = RecordBatch.NO_TIMESTAMP;
         boolean checkTimestamps = config.timestampType() == TimestampType.CREATE_TIME;
+        boolean requireKeys = config.compact();
         int seen = 0;
         try (CloseableIterator<Record> records = recordsOf(batch)) {
             while (records.hasNext()) {
@@ -222,6 +224,10 @@ public final class BatchValidator {
                 if (record.offset() != batch.baseOffset() + seen) {
                     throw new InvalidRecordException("record " + seen + " of a batch has offset delta "
                             + (record.offset() - batch.baseOffset()));
+                }
+                if (requireKeys && !record.hasKey()) {
+                    // Kafka's LogValidator refuses these too: the cleaner could never keep them.
+                    throw new InvalidRecordException("Compacted topic cannot accept message without key");
                 }
                 long ts = record.timestamp();
                 if (checkTimestamps) {

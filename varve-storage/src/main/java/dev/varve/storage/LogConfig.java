@@ -12,7 +12,9 @@ import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 
 /**
  * Per-partition log settings, under Kafka's topic-level key names (plus {@code retention.messages},
- * a Varve addition). Values are validated by Kafka's own {@link ConfigDef}, so a bad value is
+ * a Varve addition), including the compaction settings ({@code cleanup.policy},
+ * {@code min.cleanable.dirty.ratio}, {@code delete.retention.ms}, {@code min.compaction.lag.ms},
+ * {@code max.compaction.lag.ms}). Values are validated by Kafka's own {@link ConfigDef}, so a bad value is
  * refused with a message naming the key.
  *
  * @param segmentBytes          roll the active segment when it would grow past this many bytes
@@ -29,6 +31,12 @@ import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
  * @param timestampType         CreateTime (producer's) or LogAppendTime (broker's clock)
  * @param timestampBeforeMaxMs  reject CreateTime timestamps older than now minus this
  * @param timestampAfterMaxMs   reject CreateTime timestamps newer than now plus this
+ * @param compact               {@code cleanup.policy} contains {@code compact}: the cleaner keeps the latest record per key
+ * @param delete                {@code cleanup.policy} contains {@code delete}: time, size and count retention apply
+ * @param minCleanableDirtyRatio clean a compacted log when its dirty share of bytes is above this
+ * @param deleteRetentionMs     how long a tombstone stays readable after the cleaner first keeps it
+ * @param minCompactionLagMs    records younger than this are never compacted
+ * @param maxCompactionLagMs    records older than this are compacted whatever the dirty ratio (also caps segment.ms)
  */
 public record LogConfig(
         int segmentBytes,
@@ -44,7 +52,13 @@ public record LogConfig(
         long fileDeleteDelayMs,
         TimestampType timestampType,
         long timestampBeforeMaxMs,
-        long timestampAfterMaxMs) {
+        long timestampAfterMaxMs,
+        boolean compact,
+        boolean delete,
+        double minCleanableDirtyRatio,
+        long deleteRetentionMs,
+        long minCompactionLagMs,
+        long maxCompactionLagMs) {
 
     /** Varve's record-count retention limit (no Kafka equivalent). */
     public static final String RETENTION_MESSAGES_CONFIG = "retention.messages";
@@ -84,7 +98,18 @@ public record LogConfig(
             .define(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(0),
                     ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_DOC)
             .define(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, ConfigDef.Type.LONG, 60 * 60 * 1000L, atLeast(0),
-                    ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_DOC);
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_DOC)
+            .define(TopicConfig.CLEANUP_POLICY_CONFIG, ConfigDef.Type.LIST, TopicConfig.CLEANUP_POLICY_DELETE,
+                    ConfigDef.ValidList.in(false, TopicConfig.CLEANUP_POLICY_COMPACT, TopicConfig.CLEANUP_POLICY_DELETE),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.CLEANUP_POLICY_DOC)
+            .define(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, ConfigDef.Type.DOUBLE, 0.5, ConfigDef.Range.between(0, 1),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_DOC)
+            .define(TopicConfig.DELETE_RETENTION_MS_CONFIG, ConfigDef.Type.LONG, 86_400_000L, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.DELETE_RETENTION_MS_DOC)
+            .define(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, ConfigDef.Type.LONG, 0L, atLeast(0),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MIN_COMPACTION_LAG_MS_DOC)
+            .define(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(1),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MAX_COMPACTION_LAG_MS_DOC);
 
     /** Kafka's defaults. */
     public static final LogConfig DEFAULT = fromMap(Map.of());
@@ -99,6 +124,30 @@ public record LogConfig(
         if (flushMessages < 1) {
             throw new ConfigException(TopicConfig.FLUSH_MESSAGES_INTERVAL_CONFIG, flushMessages, "must be at least 1");
         }
+        if (!compact && !delete) {
+            throw new ConfigException(TopicConfig.CLEANUP_POLICY_CONFIG, "", "must contain compact, delete or both");
+        }
+        if (minCompactionLagMs > maxCompactionLagMs) {
+            throw new ConfigException(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, minCompactionLagMs,
+                    "must not be greater than max.compaction.lag.ms (" + maxCompactionLagMs + ")");
+        }
+    }
+
+    /** {@code cleanup.policy} as Kafka writes it: {@code delete}, {@code compact} or {@code compact,delete}. */
+    public String cleanupPolicy() {
+        if (compact && delete) {
+            return TopicConfig.CLEANUP_POLICY_COMPACT + "," + TopicConfig.CLEANUP_POLICY_DELETE;
+        }
+        return compact ? TopicConfig.CLEANUP_POLICY_COMPACT : TopicConfig.CLEANUP_POLICY_DELETE;
+    }
+
+    /**
+     * The age at which the active segment rolls: {@code segment.ms}, or for a compacted log
+     * {@code max.compaction.lag.ms} when smaller, so that no record waits in the (never cleaned) active
+     * segment longer than the lag allows (Kafka's rule).
+     */
+    public long effectiveSegmentMs() {
+        return compact ? Math.min(segmentMs, maxCompactionLagMs) : segmentMs;
     }
 
     /** Parses Kafka-named keys; unknown keys are ignored here (the broker warns about them). */
@@ -118,7 +167,19 @@ public record LogConfig(
                 (Long) parsed.get(TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
                 TimestampType.forName((String) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG)),
                 (Long) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
-                (Long) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+                (Long) parsed.get(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
+                policies(parsed).contains(TopicConfig.CLEANUP_POLICY_COMPACT),
+                policies(parsed).contains(TopicConfig.CLEANUP_POLICY_DELETE),
+                (Double) parsed.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
+                (Long) parsed.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
+                (Long) parsed.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
+                (Long) parsed.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.List<String> policies(Map<String, Object> parsed) {
+        return ((java.util.List<String>) parsed.get(TopicConfig.CLEANUP_POLICY_CONFIG)).stream()
+                .map(p -> p.trim().toLowerCase(java.util.Locale.ROOT)).toList();
     }
 
     /** This config with some keys overridden (Kafka key names). */
@@ -155,6 +216,11 @@ public record LogConfig(
         m.put(TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG, timestampType.name);
         m.put(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, timestampBeforeMaxMs);
         m.put(TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG, timestampAfterMaxMs);
+        m.put(TopicConfig.CLEANUP_POLICY_CONFIG, cleanupPolicy());
+        m.put(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, minCleanableDirtyRatio);
+        m.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, deleteRetentionMs);
+        m.put(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, minCompactionLagMs);
+        m.put(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, maxCompactionLagMs);
         return m;
     }
 }

@@ -14,6 +14,15 @@ public final class LogFileNames {
     public static final String SNAPSHOT_SUFFIX = ".snapshot";
     /** Appended to a segment's files when it is scheduled for deletion. */
     public static final String DELETED_SUFFIX = ".deleted";
+    /** Appended to a segment's files while the cleaner writes its compacted replacement. */
+    public static final String CLEANED_SUFFIX = ".cleaned";
+    /**
+     * Appended to a compacted segment's files once it is complete and about to replace the segments it
+     * covers; a start-up finds one only after a crash mid-swap and completes the swap.
+     */
+    public static final String SWAP_SUFFIX = ".swap";
+    /** Per log directory: the first offset each compacted partition has not cleaned yet. */
+    public static final String CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint";
     /** Appended to a partition directory name (after a unique id) when the partition is deleted. */
     public static final String DELETE_DIR_SUFFIX = "-delete";
     public static final String LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint";

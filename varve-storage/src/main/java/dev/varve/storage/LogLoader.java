@@ -42,6 +42,7 @@ final class LogLoader {
     static Loaded load(File dir, TopicPartition tp, LogConfig config, Checkpoints checkpoints, long nowMs) throws IOException {
         boolean created = !dir.exists();
         Files.createDirectories(dir.toPath());
+        completeInterruptedSwaps(dir, tp, config, nowMs);
         TreeMap<Long, File> logFiles = new TreeMap<>();
         File[] files = dir.listFiles();
         if (files == null) {
@@ -136,6 +137,81 @@ final class LogLoader {
         // Last, over the final segments: snapshots past the recovered log end are deleted first.
         ProducerStateManager producerState = ProducerStateManager.load(dir, tp, segments, logEndOffset);
         return new Loaded(segments, cache, producerState, logStartOffset, logEndOffset, recoveryPoint, hw, created);
+    }
+
+    /**
+     * Finishes what a crash interrupted in the cleaner's segment swap (see {@link SegmentSwap}):
+     * {@code *.cleaned} files (a replacement still being written) are deleted, so the old segments
+     * stay; a {@code <base>.log.swap} (a complete, fsynced replacement) wins: it is checked and
+     * re-indexed like an unflushed segment, every regular segment whose base offset lies in
+     * [base, end of the swap) is deleted, and the swap's files take their regular names. A
+     * {@code .swap} index without its log file is a leftover and is deleted.
+     */
+    static void completeInterruptedSwaps(File dir, TopicPartition tp, LogConfig config, long nowMs) throws IOException {
+        File[] files = dir.listFiles();
+        if (files == null) {
+            throw new IOException("cannot list " + dir);
+        }
+        TreeMap<Long, File> swaps = new TreeMap<>();
+        for (File f : files) {
+            String name = f.getName();
+            if (name.endsWith(LogFileNames.CLEANED_SUFFIX)) {
+                LOG.info("{}: deleting {}, left by an interrupted cleaning", tp, name);
+                Files.deleteIfExists(f.toPath());
+            } else if (name.endsWith(LogFileNames.SWAP_SUFFIX)) {
+                String regular = name.substring(0, name.length() - LogFileNames.SWAP_SUFFIX.length());
+                OptionalLong base = LogFileNames.baseOffsetOf(regular, LogFileNames.LOG_SUFFIX);
+                if (base.isPresent()) {
+                    swaps.put(base.getAsLong(), f);
+                }
+            }
+        }
+        for (File f : files) {
+            String name = f.getName();
+            if (name.endsWith(LogFileNames.SWAP_SUFFIX) && !swaps.containsValue(f)) {
+                String regular = name.substring(0, name.length() - LogFileNames.SWAP_SUFFIX.length());
+                boolean hasLog = false;
+                for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX)) {
+                    OptionalLong base = LogFileNames.baseOffsetOf(regular, suffix);
+                    hasLog |= base.isPresent() && swaps.containsKey(base.getAsLong());
+                }
+                if (!hasLog) {
+                    Files.deleteIfExists(f.toPath());
+                }
+            }
+        }
+        if (swaps.isEmpty()) {
+            return;
+        }
+        SegmentRecovery recovery = new SegmentRecovery();
+        for (long base : swaps.keySet()) {
+            LogSegment swap = LogSegment.open(dir, base, config, nowMs, LogFileNames.SWAP_SUFFIX);
+            long end;
+            try {
+                recovery.recover(swap, batch -> { });
+                end = Math.max(swap.readNextOffset(), base + 1);
+                swap.onBecomeInactive();
+            } catch (IOException | RuntimeException e) {
+                swap.close();
+                throw e;
+            }
+            File[] current = dir.listFiles();
+            if (current == null) {
+                throw new IOException("cannot list " + dir);
+            }
+            for (File f : current) {
+                OptionalLong old = LogFileNames.baseOffsetOf(f.getName(), LogFileNames.LOG_SUFFIX);
+                if (old.isPresent() && old.getAsLong() >= base && old.getAsLong() < end) {
+                    LOG.info("{}: completing an interrupted swap: {} is replaced by the compacted {}", tp, f.getName(), swaps.get(base).getName());
+                    Files.deleteIfExists(f.toPath());
+                    Files.deleteIfExists(LogFileNames.offsetIndexFile(dir, old.getAsLong()).toPath());
+                    Files.deleteIfExists(LogFileNames.timeIndexFile(dir, old.getAsLong()).toPath());
+                }
+            }
+            swap.changeFileSuffixes(LogFileNames.SWAP_SUFFIX, "");
+            swap.close();
+        }
+        dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(dir.toPath());
     }
 
     /** Recovers segments at or past the recovery point; returns the recovery point to keep. */

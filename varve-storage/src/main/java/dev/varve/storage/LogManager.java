@@ -35,7 +35,8 @@ import java.util.function.Function;
  *
  * Loads every partition at start-up (recovering after an unclean shutdown), creates and deletes
  * partitions, and runs the background work on the injected scheduler: retention, flush.ms,
- * checkpoints, producer id expiration. A partition that cannot be loaded is reported offline; it
+ * checkpoints, producer id expiration, and the log cleaner ({@link LogCleanerManager}) for compacted
+ * topics. A partition that cannot be loaded is reported offline; it
  * never stops the others.
  */
 public final class LogManager implements AutoCloseable {
@@ -48,6 +49,8 @@ public final class LogManager implements AutoCloseable {
     private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
     private final Set<TopicPartition> offline = ConcurrentHashMap.newKeySet();
     private final Object createLock = new Object();
+    /** Null when log.cleaner.enable is false. */
+    private final LogCleanerManager cleaner;
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -55,10 +58,19 @@ public final class LogManager implements AutoCloseable {
      * @param topicConfigs the log settings of each topic (defaults plus its overrides)
      */
     public LogManager(LogManagerConfig managerConfig, Function<String, LogConfig> topicConfigs, Time time, Scheduler scheduler) {
+        this(managerConfig, topicConfigs, time, scheduler, SegmentSwap.Hook.NONE);
+    }
+
+    /** As above, with a hook called before each step of the cleaner's segment swaps (crash-injection tests). */
+    LogManager(LogManagerConfig managerConfig, Function<String, LogConfig> topicConfigs, Time time, Scheduler scheduler,
+               SegmentSwap.Hook swapHook) {
         this.managerConfig = managerConfig;
         this.topicConfigs = topicConfigs;
         this.time = time;
         this.scheduler = scheduler;
+        this.cleaner = managerConfig.cleaner().enable()
+                ? new LogCleanerManager(managerConfig.cleaner(), managerConfig.logDirs(), time, logs::values, swapHook)
+                : null;
     }
 
     /** Loads all partitions and schedules background tasks. */
@@ -78,6 +90,9 @@ public final class LogManager implements AutoCloseable {
                 managerConfig.highWatermarkCheckpointIntervalMs(), managerConfig.highWatermarkCheckpointIntervalMs());
         scheduler.schedulePeriodic("producer-id-expiration", this::removeExpiredProducers,
                 managerConfig.producerIdExpirationCheckIntervalMs(), managerConfig.producerIdExpirationCheckIntervalMs());
+        if (cleaner != null) {
+            cleaner.startup(scheduler);
+        }
         started = true;
     }
 
@@ -183,6 +198,11 @@ public final class LogManager implements AutoCloseable {
         return best;
     }
 
+    /** The log cleaner (compaction of {@code cleanup.policy=compact} topics), unless log.cleaner.enable is false. */
+    public Optional<LogCleanerManager> cleaner() {
+        return Optional.ofNullable(cleaner);
+    }
+
     public Optional<PartitionLog> getLog(TopicPartition tp) {
         return Optional.ofNullable(logs.get(tp));
     }
@@ -223,12 +243,21 @@ public final class LogManager implements AutoCloseable {
      * never loads it again) and removed in the background.
      */
     public void deleteLog(TopicPartition tp) {
+        if (cleaner != null) {
+            cleaner.abortAndPause(tp); // a round in progress stops before the directory moves
+        }
         PartitionLog log;
         synchronized (createLock) {
             log = logs.remove(tp);
         }
         if (log == null) {
+            if (cleaner != null) {
+                cleaner.resume(tp);
+            }
             return;
+        }
+        if (cleaner != null) {
+            cleaner.remove(tp, log.dir().getParentFile());
         }
         try {
             log.close();
@@ -356,6 +385,9 @@ public final class LogManager implements AutoCloseable {
                 return;
             }
             closed = true;
+        }
+        if (cleaner != null) {
+            cleaner.shutdown(); // waits for rounds in progress to stop; none leaves a swap behind
         }
         IOException failure = null;
         for (PartitionLog log : logs.values()) {

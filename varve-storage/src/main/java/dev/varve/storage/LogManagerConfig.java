@@ -14,11 +14,12 @@ import java.util.List;
  * @param highWatermarkCheckpointIntervalMs how often high watermarks are checkpointed [replica.high.watermark.checkpoint.interval.ms]
  * @param producerIdExpirationMs            forget an idempotent producer this long after its last write [producer.id.expiration.ms]
  * @param producerIdExpirationCheckIntervalMs how often expired producers are forgotten [producer.id.expiration.check.interval.ms]
+ * @param cleaner                           the log cleaner (compaction) settings [log.cleaner.*]
  */
 public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                                long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
                                long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
-                               long producerIdExpirationCheckIntervalMs) {
+                               long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner) {
     /** Kafka's producer.id.expiration.ms default: one day. */
     public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
     /** Kafka's producer.id.expiration.check.interval.ms default: ten minutes. */
@@ -33,6 +34,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
                     + " must be at least 1");
         }
         logDirs = List.copyOf(logDirs);
+        java.util.Objects.requireNonNull(cleaner, "cleaner");
     }
 
     /** The settings without the producer-id ones, which take Kafka's defaults. */
@@ -41,7 +43,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
                             long highWatermarkCheckpointIntervalMs) {
         this(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs, recoveryPointCheckpointIntervalMs,
                 logStartOffsetCheckpointIntervalMs, highWatermarkCheckpointIntervalMs,
-                DEFAULT_PRODUCER_ID_EXPIRATION_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS);
+                DEFAULT_PRODUCER_ID_EXPIRATION_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, CleanerConfig.DEFAULT);
     }
 
     /** Kafka's defaults, except that flush.ms is checked every second (Kafka: never, unless configured). */
@@ -53,6 +55,13 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
     public LogManagerConfig withProducerIdExpiration(long expirationMs, long checkIntervalMs) {
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
-                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs);
+                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner);
+    }
+
+    /** This config with other log cleaner settings ({@link CleanerConfig#fromMap} parses Kafka's keys). */
+    public LogManagerConfig withCleaner(CleanerConfig cleanerConfig) {
+        return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
+                recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
+                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleanerConfig);
     }
 }

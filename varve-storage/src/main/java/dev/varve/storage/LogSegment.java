@@ -60,16 +60,31 @@ public final class LogSegment {
 
     /** Opens (creating if absent) the segment with this base offset in {@code dir}. */
     public static LogSegment open(File dir, long baseOffset, LogConfig config, long nowMs) throws IOException {
-        File logFile = LogFileNames.logFile(dir, baseOffset);
+        return open(dir, baseOffset, config, nowMs, "");
+    }
+
+    /**
+     * Opens (creating if absent) the segment whose three files carry {@code fileSuffix} after their
+     * usual names ({@code .cleaned} while the cleaner writes a replacement, {@code .swap} while one is
+     * being swapped in).
+     */
+    public static LogSegment open(File dir, long baseOffset, LogConfig config, long nowMs, String fileSuffix) throws IOException {
+        File logFile = withSuffix(LogFileNames.logFile(dir, baseOffset), fileSuffix);
         FileRecords records = FileRecords.open(logFile);
         try {
-            OffsetIndex offsetIndex = new OffsetIndex(LogFileNames.offsetIndexFile(dir, baseOffset), baseOffset, config.segmentIndexBytes());
-            TimeIndex timeIndex = new TimeIndex(LogFileNames.timeIndexFile(dir, baseOffset), baseOffset, config.segmentIndexBytes());
+            OffsetIndex offsetIndex = new OffsetIndex(withSuffix(LogFileNames.offsetIndexFile(dir, baseOffset), fileSuffix),
+                    baseOffset, config.segmentIndexBytes());
+            TimeIndex timeIndex = new TimeIndex(withSuffix(LogFileNames.timeIndexFile(dir, baseOffset), fileSuffix),
+                    baseOffset, config.segmentIndexBytes());
             return new LogSegment(baseOffset, records, offsetIndex, timeIndex, config.indexIntervalBytes(), nowMs);
         } catch (IOException | RuntimeException e) {
             records.close();
             throw e;
         }
+    }
+
+    private static File withSuffix(File file, String suffix) {
+        return suffix.isEmpty() ? file : new File(file.getParentFile(), file.getName() + suffix);
     }
 
     public long baseOffset() {
@@ -174,6 +189,17 @@ public final class LogSegment {
         return nowMs - createdMs;
     }
 
+    /**
+     * The first batch's maximum timestamp (Kafka's "first batch timestamp", used by
+     * {@code max.compaction.lag.ms}), or NO_TIMESTAMP when the segment is empty.
+     */
+    public long firstBatchTimestamp() {
+        if (firstBatchTimestamp == Long.MIN_VALUE) {
+            firstBatchTimestamp = firstBatch().map(RecordBatch::maxTimestamp).orElse(RecordBatch.NO_TIMESTAMP);
+        }
+        return firstBatchTimestamp;
+    }
+
     private Optional<FileChannelRecordBatch> firstBatch() {
         var it = log.batches().iterator();
         return it.hasNext() ? Optional.of(it.next()) : Optional.empty();
@@ -189,7 +215,7 @@ public final class LogSegment {
             return false;
         }
         return size() > config.segmentBytes() - bytes
-                || timeWaitedForRollMs(maxTimestamp, nowMs) > config.segmentMs()
+                || timeWaitedForRollMs(maxTimestamp, nowMs) > config.effectiveSegmentMs()
                 || offsetIndex.isFull()
                 || timeIndex.isFull()
                 || !offsetIndex.canAppendOffset(lastOffset);
@@ -449,9 +475,27 @@ public final class LogSegment {
 
     /** Renames all three files by swapping {@code oldSuffix} (possibly "") for {@code newSuffix}. */
     public void changeFileSuffixes(String oldSuffix, String newSuffix) throws IOException {
-        log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
+        changeFileSuffixes(oldSuffix, newSuffix, false, () -> { });
+    }
+
+    /**
+     * Renames all three files one by one, calling {@code beforeEachRename} before each (the cleaner's
+     * crash-injection point). With {@code logLast} the two indexes go first, so that the {@code .log}
+     * rename is the one that commits the change.
+     */
+    void changeFileSuffixes(String oldSuffix, String newSuffix, boolean logLast, Runnable beforeEachRename) throws IOException {
+        if (!logLast) {
+            beforeEachRename.run();
+            log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
+        }
+        beforeEachRename.run();
         offsetIndex.renameTo(swapSuffix(offsetIndex.file(), oldSuffix, newSuffix));
+        beforeEachRename.run();
         timeIndex.renameTo(swapSuffix(timeIndex.file(), oldSuffix, newSuffix));
+        if (logLast) {
+            beforeEachRename.run();
+            log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
+        }
     }
 
     private static File swapSuffix(File file, String oldSuffix, String newSuffix) {

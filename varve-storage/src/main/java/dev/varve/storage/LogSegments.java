@@ -35,6 +35,11 @@ public final class LogSegments {
         return e == null ? null : e.getValue();
     }
 
+    /** The segment with exactly this base offset, or null. */
+    public LogSegment get(long baseOffset) {
+        return segments.get(baseOffset);
+    }
+
     public LogSegment first() {
         Map.Entry<Long, LogSegment> e = segments.firstEntry();
         return e == null ? null : e.getValue();

@@ -76,6 +76,8 @@ public final class PartitionLog implements AutoCloseable {
     /** The partition directory itself may not be durable in its parent yet (a new log). */
     private boolean parentDirectoryDirty;
     private volatile boolean closed;
+    /** The lowest offset the log was truncated to since the cleaner last looked (Long.MAX_VALUE: none). */
+    private long truncatedToSinceCleanerView = Long.MAX_VALUE;
 
     private PartitionLog(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler, LogLoader.Loaded loaded) {
         this.dir = dir;
@@ -539,6 +541,7 @@ public final class PartitionLog implements AutoCloseable {
             if (offset >= logEnd.offset()) {
                 return false;
             }
+            truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, offset);
             if (offset < logStartOffset) {
                 truncateFullyAndStartAtLocked(offset);
                 return true;
@@ -594,6 +597,7 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void truncateFullyAndStartAtLocked(long offset) {
+        truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, Math.min(offset, logStartOffset));
         try {
             producerStateManager.truncateFully();
         } catch (IOException e) {
@@ -682,6 +686,106 @@ public final class PartitionLog implements AutoCloseable {
         } catch (IOException e) {
             LOG.warn("{}: cannot delete old producer snapshots", topicPartition, e);
         }
+    }
+
+    // ---------------------------------------------------------------- compaction (the cleaner's side)
+
+    /** A segment and its size when the cleaner looked at it. */
+    record SegmentRef(LogSegment segment, int size) {
+    }
+
+    /**
+     * What the cleaner plans a round from, read under the lock as one consistent view.
+     *
+     * @param segments      every segment in offset order (the last is the active one)
+     * @param retainOffsets last offsets of the batches idempotent producers still remember: the cleaner
+     *                      keeps these batches (empty if need be) so deduplication survives a reload
+     * @param truncatedTo   the lowest offset the log was truncated to since the previous view, or
+     *                      {@link Long#MAX_VALUE}: the cleaner's dirty offset must not stay above it
+     */
+    record CleaningView(List<SegmentRef> segments, long logStartOffset, long highWatermark, long logEndOffset,
+                        LogConfig config, java.util.Set<Long> retainOffsets, long truncatedTo) {
+    }
+
+    /** A consistent view for the cleaner, or null when the log is closed. */
+    CleaningView cleaningView() {
+        synchronized (lock) {
+            if (closed) {
+                return null;
+            }
+            List<SegmentRef> refs = new ArrayList<>(segments.size());
+            for (LogSegment s : segments.all()) {
+                refs.add(new SegmentRef(s, s.size()));
+            }
+            java.util.Set<Long> retain = new java.util.HashSet<>();
+            for (ProducerStateEntry e : producerStateManager.entries().values()) {
+                for (ProducerStateEntry.BatchMetadata b : e.batches()) {
+                    retain.add(b.lastOffset());
+                }
+            }
+            long truncatedTo = truncatedToSinceCleanerView;
+            truncatedToSinceCleanerView = Long.MAX_VALUE;
+            return new CleaningView(List.copyOf(refs), logStartOffset, highWatermark, logEnd.offset(), config,
+                    retain, truncatedTo);
+        }
+    }
+
+    /**
+     * Whether every segment of {@code refs} that was not the active one is still in the log with the
+     * same size (the cleaner's test for "the log changed under the round").
+     */
+    boolean stillHolds(List<SegmentRef> refs) {
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            for (int i = 0; i + 1 < refs.size(); i++) {
+                SegmentRef ref = refs.get(i);
+                LogSegment current = segments.get(ref.segment().baseOffset());
+                if (current != ref.segment() || current.size() != ref.size()) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Swaps a compacted segment (files suffixed {@code .cleaned}) in for the group of segments it
+     * replaces ({@link SegmentSwap}), provided every segment of {@code unchanged} — the group and the
+     * segments whose keys decided what the cleaner dropped — is still in the log with the same size.
+     * Otherwise (the log was truncated, retention or DeleteRecords removed segments, the log closed)
+     * nothing changes and the answer is false. Holds the lock only for the renames and the segment map;
+     * the directory is fsynced after it is released. The replaced segments' files are deleted after
+     * {@code file.delete.delay.ms}, so in-flight reads of them complete.
+     */
+    boolean replaceSegments(LogSegment cleaned, List<LogSegment> replaced, List<SegmentRef> unchanged,
+                            SegmentSwap.Hook hook) throws IOException {
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            LogSegment active = segments.active();
+            for (SegmentRef ref : unchanged) {
+                LogSegment current = segments.get(ref.segment().baseOffset());
+                if (current != ref.segment() || current == active || current.size() != ref.size()) {
+                    return false;
+                }
+            }
+            directoryDirty = true;
+            SegmentSwap.swap(segments, cleaned, replaced, hook);
+            for (LogSegment old : replaced) {
+                scheduler.scheduleOnce("delete-segment-" + topicPartition + "-" + old.baseOffset(), () -> {
+                    try {
+                        old.deleteIfExists();
+                    } catch (IOException e) {
+                        LOG.warn("{}: cannot delete {}", topicPartition, old, e);
+                    }
+                }, config.fileDeleteDelayMs());
+            }
+        }
+        CheckpointFile.fsyncDirectory(dir.toPath());
+        return true;
     }
 
     // ---------------------------------------------------------------- configuration and lifecycle

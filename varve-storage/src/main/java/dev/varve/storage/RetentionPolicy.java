@@ -9,7 +9,9 @@ import java.util.List;
  * <p>Each rule deletes the shortest prefix of segments that satisfies it: below the log start
  * offset; newest record older than {@code retention.ms}; the log larger than {@code retention.bytes};
  * more than {@code retention.messages} offsets. Only segments whose every offset is below the high
- * watermark may go (nothing uncommitted is dropped), and an empty active segment never does.
+ * watermark may go (nothing uncommitted is dropped), and an empty active segment never does. With
+ * {@code cleanup.policy=compact} (without {@code delete}) only the log-start rule applies, as in Kafka;
+ * {@code compact,delete} applies every rule.
  */
 public final class RetentionPolicy {
     private RetentionPolicy() {
@@ -48,6 +50,10 @@ public final class RetentionPolicy {
         // Below the log start offset.
         while (count < eligible && segments.get(count).nextOffset() <= logStartOffset) {
             count++;
+        }
+        if (!config.delete()) {
+            // cleanup.policy=compact: the cleaner owns what stays; only the log start offset deletes (Kafka's rule).
+            return count == 0 ? Decision.NONE : new Decision(count, count == n);
         }
         // By age.
         if (config.retentionMs() >= 0) {
