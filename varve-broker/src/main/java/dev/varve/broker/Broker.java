@@ -80,7 +80,9 @@ public final class Broker implements AutoCloseable {
         Files.createDirectories(firstDir.toPath());
         String clusterId = loadOrCreateClusterId(firstDir, config.nodeId());
         TopicRegistry topics = new TopicRegistry(firstDir, config.defaultLogConfig());
-        this.scheduler = new ExecutorScheduler(2, "varve-scheduler");
+        // two threads for retention, flushes and checkpoints, plus one per cleaner thread (a cleaning
+        // round holds its thread for its whole length)
+        this.scheduler = new ExecutorScheduler(2 + config.cleanerConfig().threads(), "varve-scheduler");
         LogManagerConfig lmc = new LogManagerConfig(config.logDirs(),
                 config.longValue(BrokerConfig.RETENTION_CHECK_INTERVAL_MS),
                 config.longValue(BrokerConfig.FLUSH_SCHEDULER_INTERVAL_MS),
@@ -88,7 +90,8 @@ public final class Broker implements AutoCloseable {
                 config.longValue(BrokerConfig.FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS),
                 config.longValue(BrokerConfig.HW_CHECKPOINT_INTERVAL_MS))
                 .withProducerIdExpiration(config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
-                        config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS));
+                        config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS))
+                .withCleaner(config.cleanerConfig());
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();

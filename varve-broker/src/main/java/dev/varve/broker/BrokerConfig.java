@@ -66,7 +66,8 @@ public final class BrokerConfig {
     public static final String GROUP_MAX_SIZE = "group.max.size";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
-    static final Map<String, String> TOPIC_DEFAULTS = Map.ofEntries(
+    static final Map<String, String> TOPIC_DEFAULTS;
+    private static final Map<String, String> TOPIC_DEFAULTS_BASE = Map.ofEntries(
             Map.entry("log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG),
             Map.entry("log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG),
             Map.entry("log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
@@ -80,12 +81,12 @@ public final class BrokerConfig {
             Map.entry("log.segment.delete.delay.ms", TopicConfig.FILE_DELETE_DELAY_MS_CONFIG),
             Map.entry("log.message.timestamp.type", TopicConfig.MESSAGE_TIMESTAMP_TYPE_CONFIG),
             Map.entry("log.message.timestamp.before.max.ms", TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG),
-            Map.entry("log.message.timestamp.after.max.ms", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG),
-            Map.entry("log.cleanup.policy", TopicConfig.CLEANUP_POLICY_CONFIG),
-            Map.entry("log.cleaner.min.cleanable.ratio", TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
-            Map.entry("log.cleaner.delete.retention.ms", TopicConfig.DELETE_RETENTION_MS_CONFIG),
-            Map.entry("log.cleaner.min.compaction.lag.ms", TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
-            Map.entry("log.cleaner.max.compaction.lag.ms", TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+            Map.entry("log.message.timestamp.after.max.ms", TopicConfig.MESSAGE_TIMESTAMP_AFTER_MAX_MS_CONFIG));
+    static {
+        Map<String, String> all = new HashMap<>(TOPIC_DEFAULTS_BASE);
+        all.putAll(dev.varve.storage.CleanerConfig.TOPIC_DEFAULT_KEYS); // log.cleanup.policy, log.cleaner.*...
+        TOPIC_DEFAULTS = Map.copyOf(all);
+    }
 
     /** Kafka's hour/minute variants of two defaults, lowest precedence first. */
     private static final List<String[]> TIME_ALIASES = List.of(
@@ -127,6 +128,9 @@ public final class BrokerConfig {
             .define(GROUP_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one group.");
 
     static {
+        for (String key : dev.varve.storage.CleanerConfig.names()) {
+            DEF.define(key, STRING, null, MEDIUM, "Log cleaner setting (see docs/configuration.md).");
+        }
         for (String key : TOPIC_DEFAULTS.keySet()) {
             DEF.define(key, STRING, null, MEDIUM, "Broker-wide default of topic setting " + TOPIC_DEFAULTS.get(key) + ".");
         }
@@ -136,11 +140,19 @@ public final class BrokerConfig {
     }
 
     private final Map<String, Object> values;
+    private final dev.varve.storage.CleanerConfig cleanerConfig;
     private final LogConfig defaultLogConfig;
     private final Set<String> unknownKeys;
 
     private BrokerConfig(Map<String, Object> values, LogConfig defaultLogConfig, Set<String> unknownKeys) {
         this.values = values;
+        Map<String, Object> cleanerKeys = new HashMap<>();
+        for (String key : dev.varve.storage.CleanerConfig.names()) {
+            if (values.get(key) != null) {
+                cleanerKeys.put(key, values.get(key));
+            }
+        }
+        this.cleanerConfig = dev.varve.storage.CleanerConfig.fromMap(cleanerKeys);
         this.defaultLogConfig = defaultLogConfig;
         this.unknownKeys = unknownKeys;
     }
@@ -275,6 +287,11 @@ public final class BrokerConfig {
 
     public long longValue(String key) {
         return (Long) values.get(key);
+    }
+
+    /** The log cleaner's settings ({@code log.cleaner.*}). */
+    public dev.varve.storage.CleanerConfig cleanerConfig() {
+        return cleanerConfig;
     }
 
     /** The settings every topic starts from (broker-wide {@code log.*} defaults applied). */

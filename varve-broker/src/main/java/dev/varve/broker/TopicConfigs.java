@@ -18,13 +18,8 @@ import java.util.Set;
 public final class TopicConfigs {
     /** Keys stored and described but not interpreted by the storage engine (yet). */
     static final Set<String> OTHER_KEYS = Set.of(
-            TopicConfig.CLEANUP_POLICY_CONFIG,
             TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
             TopicConfig.COMPRESSION_TYPE_CONFIG,
-            TopicConfig.DELETE_RETENTION_MS_CONFIG,
-            TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG,
-            TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG,
-            TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG,
             TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
             TopicConfig.SEGMENT_JITTER_MS_CONFIG,
             TopicConfig.PREALLOCATE_CONFIG,
@@ -32,13 +27,8 @@ public final class TopicConfigs {
 
     /** Kafka's defaults for {@link #OTHER_KEYS}, as DescribeConfigs reports them. */
     static final Map<String, String> OTHER_DEFAULTS = Map.ofEntries(
-            Map.entry(TopicConfig.CLEANUP_POLICY_CONFIG, "delete"),
             Map.entry(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, "1"),
             Map.entry(TopicConfig.COMPRESSION_TYPE_CONFIG, "producer"),
-            Map.entry(TopicConfig.DELETE_RETENTION_MS_CONFIG, "86400000"),
-            Map.entry(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, "0"),
-            Map.entry(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, "9223372036854775807"),
-            Map.entry(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG, "0.5"),
             Map.entry(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false"),
             Map.entry(TopicConfig.SEGMENT_JITTER_MS_CONFIG, "0"),
             Map.entry(TopicConfig.PREALLOCATE_CONFIG, "false"),
@@ -64,15 +54,6 @@ public final class TopicConfigs {
 
     /** Checks the values of keys outside the storage engine's. */
     static void validateOthers(Map<String, String> configs) {
-        String policy = configs.get(TopicConfig.CLEANUP_POLICY_CONFIG);
-        if (policy != null) {
-            for (String p : policy.split(",")) {
-                String v = p.trim();
-                if (!v.equals("delete") && !v.equals("compact")) {
-                    throw new InvalidConfigurationException("Invalid value " + policy + " for configuration cleanup.policy");
-                }
-            }
-        }
         String minIsr = configs.get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         if (minIsr != null) {
             try {
