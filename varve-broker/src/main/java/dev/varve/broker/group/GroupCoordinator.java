@@ -164,7 +164,13 @@ public final class GroupCoordinator {
         }
     }
 
-    /** A static member that lost its member id (e.g. restarted) takes over its old membership. */
+    /**
+     * A static member that lost its member id (e.g. restarted) takes over its old membership. In a
+     * Stable group that costs no rebalance unless its new protocols change the protocol the group
+     * would select (Kafka compares protocol names, not metadata: a restarted consumer's metadata
+     * always differs in its owned partitions and generation), or it is the leader and its client
+     * cannot be told to skip the assignment (JoinGroup below v9).
+     */
     private void rejoinStaticMember(ClassicGroup group, JoinGroupRequestData req, short version, String oldMemberId,
                                     String newMemberId, int rebalanceTimeoutMs, List<GroupMember.Protocol> protocols,
                                     CompletableFuture<JoinGroupResponseData> response) {
@@ -177,20 +183,28 @@ public final class GroupCoordinator {
             member.awaitingSync.complete(syncError(Errors.FENCED_INSTANCE_ID));
             member.awaitingSync = null;
         }
+        List<GroupMember.Protocol> oldProtocols = member.protocols;
+        int oldRebalanceTimeoutMs = member.rebalanceTimeoutMs;
+        int oldSessionTimeoutMs = member.sessionTimeoutMs;
         group.replaceStaticMember(req.groupInstanceId(), oldMemberId, newMemberId);
-        boolean unchanged = member.sameProtocols(protocols);
+        member.protocols = List.copyOf(protocols);
         member.rebalanceTimeoutMs = rebalanceTimeoutMs;
         member.sessionTimeoutMs = req.sessionTimeoutMs();
         boolean leader = group.isLeader(newMemberId);
-        if (group.is(State.STABLE) && unchanged && (!leader || JoinGroupRequest.supportsSkippingAssignment(version))) {
-            // Same subscription: no rebalance. The stored group must name the new member id, or a
-            // restart would restore a member id nobody holds.
+        boolean sameSelection = group.protocolName != null && group.protocolName.equals(group.selectProtocol());
+        if (group.is(State.STABLE) && sameSelection && (!leader || JoinGroupRequest.supportsSkippingAssignment(version))) {
+            // The stored group must name the new member id, or a restart would restore an id nobody holds.
             Errors stored = persistGroup(group);
             if (stored != Errors.NONE) {
                 group.replaceStaticMember(req.groupInstanceId(), newMemberId, oldMemberId);
+                member.protocols = oldProtocols;
+                member.rebalanceTimeoutMs = oldRebalanceTimeoutMs;
+                member.sessionTimeoutMs = oldSessionTimeoutMs;
                 response.complete(joinErrorData(req.memberId(), stored));
                 return;
             }
+            LOG.info("group {}: static member {} rejoined as {} without a rebalance", group.groupId,
+                    req.groupInstanceId(), newMemberId);
             scheduleHeartbeatExpiry(group, member);
             JoinGroupResponseData data = joinResponse(group, member, leader);
             data.setSkipAssignment(leader);

@@ -185,8 +185,10 @@ class GroupCoordinatorTest {
         JoinGroupResponseData b = bJoin.join();
         sync(a2, Map.of(a.memberId(), new byte[]{7}, b.memberId(), new byte[]{8}));
         sync(b, Map.of());
-        // b (a follower here) is static? no: restart the static leader a instead, without its member id
-        JoinGroupResponseData restarted = join("", "instance-a").join();
+        // restart the static leader a, without its member id
+        // a restarted consumer's metadata differs (owned partitions, generation): still no rebalance
+        JoinGroupResponseData restarted = coordinator.joinGroup(joinRequest("", "instance-a", new byte[]{0, 1, 2}),
+                V, "client", "/127.0.0.1").join();
         assertThat(Errors.forCode(restarted.errorCode())).isEqualTo(Errors.NONE);
         assertThat(restarted.memberId()).isNotEqualTo(a.memberId());
         assertThat(restarted.generationId()).isEqualTo(2); // no rebalance
@@ -195,6 +197,18 @@ class GroupCoordinatorTest {
         assertThat(coordinator.heartbeat("g", a.memberId(), "instance-a", 2)).isEqualTo(Errors.FENCED_INSTANCE_ID);
         assertThat(coordinator.heartbeat("g", restarted.memberId(), "instance-a", 2)).isEqualTo(Errors.NONE);
         assertThat(sync(restarted, Map.of()).assignment()).containsExactly(7);
+    }
+
+    @Test
+    void aStaticLeaderOfAnOldClientRejoiningTriggersARebalance() {
+        JoinGroupResponseData a = join("", "instance-a").join();
+        sync(a, Map.of(a.memberId(), new byte[]{7}));
+        // JoinGroup v8 cannot carry skipAssignment: the leader must get a normal rebalance
+        JoinGroupResponseData restarted = coordinator.joinGroup(joinRequest("", "instance-a", subscription("t")),
+                (short) 8, "client", "/127.0.0.1").join();
+        assertThat(restarted.generationId()).isEqualTo(2);
+        assertThat(restarted.members()).hasSize(1);
+        assertThat(restarted.skipAssignment()).isFalse();
     }
 
     @Test
