@@ -3,12 +3,14 @@ package dev.varve.tests;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -19,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -42,6 +45,26 @@ final class Clients {
         try (Admin admin = admin(bootstrap)) {
             admin.createTopics(List.of(new NewTopic(topic, partitions, (short) 1).configs(configs)))
                     .all().get(30, TimeUnit.SECONDS);
+            // Apache Kafka answers CreateTopics before every partition leader has its log; a produce in that
+            // window gets NOT_LEADER_OR_FOLLOWER and the idempotent producer can then stall on
+            // OUT_OF_ORDER_SEQUENCE_NUMBER. ListOffsets succeeds once each partition serves.
+            Map<TopicPartition, OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < partitions; p++) {
+                latest.put(new TopicPartition(topic, p), OffsetSpec.latest());
+            }
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (true) {
+                try {
+                    admin.listOffsets(latest).all().get(30, TimeUnit.SECONDS);
+                    return;
+                } catch (ExecutionException e) {
+                    // Until its metadata reaches the broker's cache, a new topic is unknown there.
+                    if (!(e.getCause() instanceof RetriableException) || System.currentTimeMillis() > deadline) {
+                        throw e;
+                    }
+                    Thread.sleep(50);
+                }
+            }
         }
     }
 

@@ -1,11 +1,13 @@
 package dev.varve.tests;
 
-import dev.varve.broker.Broker;
-import dev.varve.broker.BrokerConfig;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.GroupListing;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -20,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -33,7 +36,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Apache Kafka 4.4's own command-line tools, unchanged, against an in-process broker (each tool runs
  * in a child JVM, see {@link KafkaTool}): kafka-topics ({@code TopicCommand}), kafka-configs
  * ({@code ConfigCommand}, in kafka-tools since 4.0), kafka-producer-perf-test
- * ({@code ProducerPerformance}) and kafka-console-consumer ({@code ConsoleConsumer}).
+ * ({@code ProducerPerformance}), kafka-console-consumer ({@code ConsoleConsumer}),
+ * kafka-consumer-perf-test ({@code ConsumerPerformance}) and kafka-consumer-groups
+ * ({@code ConsumerGroupCommand}). With {@code -Dvarve.tests.bootstrap} they run against that broker
+ * instead (see {@link TestBroker}).
  */
 @Timeout(180)
 class KafkaToolsTest {
@@ -41,18 +47,18 @@ class KafkaToolsTest {
     private static final String CONFIG_COMMAND = "org.apache.kafka.tools.ConfigCommand";
     private static final String PRODUCER_PERFORMANCE = "org.apache.kafka.tools.ProducerPerformance";
     private static final String CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer";
+    private static final String CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance";
+    private static final String CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
 
     @TempDir
     static Path tmp;
-    private static Broker broker;
+    private static TestBroker broker;
     private static String bootstrap;
 
     @BeforeAll
     static void startBroker() throws Exception {
-        broker = Broker.start(BrokerConfig.from(Map.of(
-                "listeners", "PLAINTEXT://127.0.0.1:0",
-                "log.dirs", tmp.resolve("data").toString())));
-        bootstrap = broker.bootstrapServers();
+        broker = TestBroker.start(tmp.resolve("data"), Map.of());
+        bootstrap = broker.bootstrap();
     }
 
     @AfterAll
@@ -231,6 +237,135 @@ class KafkaToolsTest {
                 "--formatter-property", "print.timestamp=true", "--formatter-property", "print.partition=true",
                 "--formatter-property", "print.offset=true", "--formatter-property", "print.headers=true",
                 "--formatter-property", "print.key=true");
+    }
+
+    /** kafka-consumer-perf-test reads every record of a topic as a group member and commits on close. */
+    @Test
+    void consumerPerformanceConsumesEveryRecordInAGroup() throws Exception {
+        String topic = TestBroker.unique("tools-consumer-perf");
+        String group = TestBroker.unique("tools-perf-group");
+        int count = 20_000;
+        RecordFixture fixture = new RecordFixture(topic, 3, 5, System.currentTimeMillis() - 60_000);
+        Clients.createTopic(bootstrap, topic, 3, Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+            Clients.produce(producer, fixture, 0, count);
+        }
+        KafkaTool.Result perf = tool(CONSUMER_PERFORMANCE, "--bootstrap-server", bootstrap, "--topic", topic,
+                "--num-records", Integer.toString(count), "--group", group, "--timeout", "30000");
+        assertThat(perf.exitCode()).as(perf.toString()).isZero();
+        List<String> lines = perf.stdout().lines().filter(l -> !l.isBlank()).toList();
+        assertThat(lines).as(perf.toString()).hasSize(2);
+        List<String> header = List.of(lines.get(0).split(",\\s*"));
+        String[] values = lines.get(1).split(",\\s*");
+        assertThat(header).as(perf.toString()).contains("data.consumed.in.nMsg");
+        assertThat(values[header.indexOf("data.consumed.in.nMsg")]).as(perf.toString()).isEqualTo(Integer.toString(count));
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(GroupAssertions.committed(admin, group)).as("the tool's group committed everything on close")
+                    .isEqualTo(Clients.endOffsets(fixture, count));
+        }
+    }
+
+    private static KafkaTool.Result consumerGroups(String... args) throws Exception {
+        List<String> all = new ArrayList<>(List.of("--bootstrap-server", bootstrap));
+        all.addAll(List.of(args));
+        return KafkaTool.run(tmp, CONSUMER_GROUPS, all);
+    }
+
+    /**
+     * kafka-consumer-groups: --list, --describe (offsets and lag; --members; --state) of a group with
+     * one live member, --reset-offsets refused while it is active and applied once it left, --delete.
+     */
+    @Test
+    void kafkaConsumerGroupsListsDescribesResetsAndDeletes() throws Exception {
+        String topic = TestBroker.unique("tools-groups");
+        String group = TestBroker.unique("tools-group");
+        RecordFixture fixture = new RecordFixture(topic, 3, 6, System.currentTimeMillis() - 60_000);
+        Clients.createTopic(bootstrap, topic, 3, Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+            Clients.produce(producer, fixture, 0, 90); // 30 records per partition
+        }
+        TopicPartition p0 = fixture.tp(0);
+        TopicPartition p1 = fixture.tp(1);
+        TopicPartition p2 = fixture.tp(2);
+        try (KafkaConsumer<byte[], byte[]> member = new KafkaConsumer<>(GroupMember.config(bootstrap, group,
+                "tools-member", Map.of(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000)))) {
+            member.subscribe(List.of(topic));
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (member.assignment().size() < 3) {
+                assertThat(System.currentTimeMillis()).as("time to get an assignment").isLessThan(deadline);
+                member.poll(Duration.ofMillis(100));
+            }
+            member.commitSync(Map.of(p0, new OffsetAndMetadata(10), p1, new OffsetAndMetadata(20),
+                    p2, new OffsetAndMetadata(30)), Duration.ofSeconds(30));
+            String memberId = member.groupMetadata().memberId();
+            // The member now sits idle; its heartbeat thread keeps it in the group while the tools run.
+
+            KafkaTool.Result list = consumerGroups("--list");
+            assertThat(list.exitCode()).as(list.toString()).isZero();
+            assertThat(list.stdout().lines()).as(list.toString()).contains(group);
+
+            // Offsets, log-end offsets and lag per partition, with the member that owns it.
+            KafkaTool.Result describe = consumerGroups("--describe", "--group", group);
+            assertThat(describe.exitCode()).as(describe.toString()).isZero();
+            assertThat(rows(describe, group)).as(describe.toString()).containsExactlyInAnyOrder(
+                    List.of(group, topic, "0", "10", "30", "20", memberId, "/127.0.0.1", "tools-member"),
+                    List.of(group, topic, "1", "20", "30", "10", memberId, "/127.0.0.1", "tools-member"),
+                    List.of(group, topic, "2", "30", "30", "0", memberId, "/127.0.0.1", "tools-member"));
+
+            KafkaTool.Result members = consumerGroups("--describe", "--group", group, "--members", "--verbose");
+            assertThat(members.exitCode()).as(members.toString()).isZero();
+            assertThat(rows(members, group)).as(members.toString()).containsExactly(
+                    List.of(group, memberId, "/127.0.0.1", "tools-member", "3", "-", topic + ":0,1,2", "-", "-"));
+
+            KafkaTool.Result state = consumerGroups("--describe", "--group", group, "--state");
+            assertThat(state.exitCode()).as(state.toString()).isZero();
+            assertThat(rows(state, group)).as(state.toString()).containsExactly(
+                    List.of(group, bootstrap, "(1)", "range", "Stable", "1"));
+
+            // Offsets of an active group cannot be reset.
+            KafkaTool.Result refused = consumerGroups("--reset-offsets", "--group", group, "--topic", topic,
+                    "--to-earliest", "--execute");
+            assertThat(refused.stdout()).as(refused.toString()).contains("Error: Assignments can only be reset if the group '"
+                    + group + "' is inactive, but the current state is Stable.");
+            try (Admin admin = Clients.admin(bootstrap)) {
+                assertThat(GroupAssertions.committed(admin, group)).as("nothing reset")
+                        .isEqualTo(Map.of(p0, 10L, p1, 20L, p2, 30L));
+            }
+        }
+        // The member left (close sends LeaveGroup): now the reset goes through.
+        KafkaTool.Result reset = consumerGroups("--reset-offsets", "--group", group, "--topic", topic,
+                "--to-earliest", "--execute");
+        assertThat(reset.exitCode()).as(reset.toString()).isZero();
+        assertThat(rows(reset, group)).as(reset.toString()).containsExactlyInAnyOrder(
+                List.of(group, topic, "0", "0"), List.of(group, topic, "1", "0"), List.of(group, topic, "2", "0"));
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(GroupAssertions.committed(admin, group)).isEqualTo(Map.of(p0, 0L, p1, 0L, p2, 0L));
+        }
+
+        KafkaTool.Result describeEmpty = consumerGroups("--describe", "--group", group);
+        assertThat(describeEmpty.exitCode()).as(describeEmpty.toString()).isZero();
+        assertThat(describeEmpty.all()).as(describeEmpty.toString())
+                .contains("Consumer group '" + group + "' has no active members.");
+        assertThat(rows(describeEmpty, group)).as(describeEmpty.toString()).containsExactlyInAnyOrder(
+                List.of(group, topic, "0", "0", "30", "30", "-", "-", "-"),
+                List.of(group, topic, "1", "0", "30", "30", "-", "-", "-"),
+                List.of(group, topic, "2", "0", "30", "30", "-", "-", "-"));
+
+        KafkaTool.Result delete = consumerGroups("--delete", "--group", group);
+        assertThat(delete.exitCode()).as(delete.toString()).isZero();
+        assertThat(delete.stdout()).as(delete.toString())
+                .contains("Deletion of requested consumer groups ('" + group + "') was successful.");
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(admin.listGroups().all().get(30, TimeUnit.SECONDS))
+                    .extracting(GroupListing::groupId).doesNotContain(group);
+            assertThat(GroupAssertions.committed(admin, group)).as("offsets deleted with the group").isEmpty();
+        }
+    }
+
+    /** The whitespace-separated fields of each output line that starts with {@code group}. */
+    private static List<List<String>> rows(KafkaTool.Result result, String group) {
+        return result.stdout().lines().map(String::trim).filter(l -> l.startsWith(group + " "))
+                .map(l -> List.of(l.split("\\s+"))).toList();
     }
 
     private static byte[] bytes(String s) {

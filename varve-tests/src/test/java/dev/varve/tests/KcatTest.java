@@ -1,9 +1,13 @@
 package dev.varve.tests;
 
-import dev.varve.broker.Broker;
-import dev.varve.broker.BrokerConfig;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,16 +28,21 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * kcat (librdkafka, a C client) against an in-process broker: 1000 keyed lines produced with
  * {@code kcat -P} under every compression codec (and once with librdkafka's idempotent producer)
  * come back identical from {@code kcat -C -o beginning -e} and from the Java consumer, with
- * contiguous offsets per partition; {@code kcat -L} lists the topic and its partitions.
+ * contiguous offsets per partition; {@code kcat -L} lists the topic and its partitions; {@code kcat -G}
+ * (librdkafka's balanced consumer) consumes a topic in a group, commits, resumes where it committed,
+ * and two of them share the partitions. With {@code -Dvarve.tests.bootstrap} the tests run against that
+ * broker instead (see {@link TestBroker}).
  *
  * <p>Skipped when {@code kcat} is not on the PATH; {@code .ci/run} installs it (Debian package {@code kcat}).
  */
@@ -45,7 +54,7 @@ class KcatTest {
 
     @TempDir
     static Path tmp;
-    private static Broker broker;
+    private static TestBroker broker;
     private static String bootstrap;
 
     /** One message as kcat and the Java consumer see it. */
@@ -55,10 +64,8 @@ class KcatTest {
     @BeforeAll
     static void startBroker() throws Exception {
         assumeTrue(kcatAvailable(), "kcat is not on the PATH (apt-get install kcat)");
-        broker = Broker.start(BrokerConfig.from(Map.of(
-                "listeners", "PLAINTEXT://127.0.0.1:0",
-                "log.dirs", tmp.resolve("data").toString())));
-        bootstrap = broker.bootstrapServers();
+        broker = TestBroker.start(tmp.resolve("data"), Map.of());
+        bootstrap = broker.bootstrap();
     }
 
     @AfterAll
@@ -151,6 +158,128 @@ class KcatTest {
         Result all = kcat(List.of("kcat", "-L", "-b", bootstrap), null);
         assertThat(all.exitCode()).as(all.toString()).isZero();
         assertThat(all.stdout()).as(all.toString()).contains("topic \"kcat-listed\" with 4 partitions:");
+    }
+
+    /**
+     * {@code kcat -G}: librdkafka's balanced consumer (classic group protocol) reads every record once,
+     * commits on exit, and a second run in the same group reads only what arrived since. Then two
+     * {@code kcat -G} processes in one group split the partitions and together read each new record once.
+     */
+    @Test
+    void kcatBalancedConsumersShareATopicInAGroup() throws Exception {
+        String topic = TestBroker.unique("kcat-group");
+        String group = TestBroker.unique("kcat-group");
+        int partitions = 4;
+        Clients.createTopic(bootstrap, topic, partitions, Map.of());
+        List<Message> batch1 = produceLines(topic, partitions, 0, 400);
+
+        List<String> balanced = List.of("kcat", "-b", bootstrap, "-G", group, topic, "-q",
+                "-f", "%p|%o|%k|%s\\n", "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=1000",
+                "-X", "auto.commit.interval.ms=500", "-X", "auto.offset.reset=earliest");
+        // Not "-o beginning": in -G mode kcat 1.7 applies it to every assigned partition, over the commits.
+        List<String> untilEnd = new ArrayList<>(balanced);
+        untilEnd.add("-e");
+        Result first = kcat(untilEnd, null);
+        assertThat(first.exitCode()).as("kcat -G -e: %s", first).isZero();
+        assertThat(parse(first.stdout())).as(first.toString()).containsExactlyInAnyOrderElementsOf(batch1);
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(GroupAssertions.committed(admin, group)).as("kcat committed on exit")
+                    .isEqualTo(ends(topic, partitions, 400));
+        }
+
+        // Same group again: it resumes at the committed offsets.
+        List<Message> batch2 = produceLines(topic, partitions, 400, 500);
+        Result second = kcat(untilEnd, null);
+        assertThat(second.exitCode()).as("kcat -G -e: %s", second).isZero();
+        assertThat(parse(second.stdout())).as(second.toString()).containsExactlyInAnyOrderElementsOf(batch2);
+
+        // Two members split the partitions; each new record is read once.
+        Process one = null;
+        Process two = null;
+        Path out1 = tmp.resolve(group + "-1.out");
+        Path out2 = tmp.resolve(group + "-2.out");
+        try (Admin admin = Clients.admin(bootstrap)) {
+            one = new ProcessBuilder(balanced).redirectOutput(out1.toFile())
+                    .redirectError(tmp.resolve(group + "-1.err").toFile()).start();
+            two = new ProcessBuilder(balanced).redirectOutput(out2.toFile())
+                    .redirectError(tmp.resolve(group + "-2.err").toFile()).start();
+            await("two kcat members with two partitions each").atMost(GroupAssertions.SETTLE)
+                    .pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+                        ConsumerGroupDescription d = GroupAssertions.describe(admin, group);
+                        assertThat(d.groupState()).as("%s", d).isEqualTo(GroupState.STABLE);
+                        assertThat(d.members()).as("%s", d).hasSize(2);
+                        assertThat(d.members()).as("%s", d)
+                                .allSatisfy(m -> assertThat(m.assignment().topicPartitions()).hasSize(2));
+                    });
+            List<Message> batch3 = produceLines(topic, partitions, 500, 700);
+            await("kcat members commit everything").atMost(GroupAssertions.SETTLE).pollInterval(Duration.ofMillis(200))
+                    .untilAsserted(() -> assertThat(GroupAssertions.committed(admin, group))
+                            .isEqualTo(ends(topic, partitions, 700)));
+            stop(one);
+            stop(two);
+            List<Message> read1 = parse(Files.readString(out1, StandardCharsets.UTF_8));
+            List<Message> read2 = parse(Files.readString(out2, StandardCharsets.UTF_8));
+            assertThat(read1).as("the first member read something").isNotEmpty();
+            assertThat(read2).as("the second member read something").isNotEmpty();
+            assertThat(read1.stream().map(Message::partition).distinct())
+                    .as("the members read disjoint partitions")
+                    .doesNotContainAnyElementsOf(read2.stream().map(Message::partition).distinct().toList());
+            List<Message> both = new ArrayList<>(read1);
+            both.addAll(read2);
+            assertThat(both).containsExactlyInAnyOrderElementsOf(batch3);
+        } finally {
+            for (Process p : new Process[]{one, two}) {
+                if (p != null && p.isAlive()) {
+                    p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+                }
+            }
+        }
+    }
+
+    /** Records {@code [from, to)}: record i is key-i:line i, in partition i % partitions. */
+    private static List<Message> produceLines(String topic, int partitions, int from, int to) throws Exception {
+        List<Message> out = new ArrayList<>();
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+            List<Future<RecordMetadata>> sent = new ArrayList<>();
+            for (int i = from; i < to; i++) {
+                sent.add(producer.send(new ProducerRecord<>(topic, i % partitions,
+                        ("key-" + i).getBytes(StandardCharsets.UTF_8), ("line " + i).getBytes(StandardCharsets.UTF_8))));
+            }
+            for (int i = from; i < to; i++) {
+                RecordMetadata md = sent.get(i - from).get(30, TimeUnit.SECONDS);
+                out.add(new Message(md.partition(), md.offset(), "key-" + i, "line " + i));
+            }
+        }
+        return out;
+    }
+
+    private static Map<TopicPartition, Long> ends(String topic, int partitions, int count) {
+        Map<TopicPartition, Long> out = new HashMap<>();
+        for (int p = 0; p < partitions; p++) {
+            out.put(new TopicPartition(topic, p), (long) (count / partitions + (p < count % partitions ? 1 : 0)));
+        }
+        return out;
+    }
+
+    private static List<Message> parse(String output) {
+        List<Message> out = new ArrayList<>();
+        for (String line : output.split("\n")) {
+            if (!line.isEmpty()) {
+                String[] f = line.split("\\|", 4);
+                assertThat(f).as("kcat output line %s", line).hasSize(4);
+                out.add(new Message(Integer.parseInt(f[0]), Long.parseLong(f[1]), f[2], f[3]));
+            }
+        }
+        return out;
+    }
+
+    /** SIGTERM: kcat closes its consumer (commits, leaves the group) and exits. */
+    private static void stop(Process p) throws InterruptedException {
+        p.destroy();
+        if (!p.waitFor(30, TimeUnit.SECONDS)) {
+            p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            throw new AssertionError("kcat did not exit within 30 s of SIGTERM");
+        }
     }
 
     private static List<Message> readWithJava(String topic) {

@@ -15,13 +15,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A Varve broker as a real operating-system process: {@code java -jar varve.jar server --config FILE},
  * the way an operator runs it. Stdout and stderr of every start go to one log file, shown when a test fails.
  */
-final class VarveProcess implements AutoCloseable {
+final class VarveProcess implements BrokerProcess {
     private static final long START_DEADLINE_MS = 60_000;
     private static final long STOP_TIMEOUT_SECONDS = 60;
 
@@ -47,24 +48,33 @@ final class VarveProcess implements AutoCloseable {
 
     /** Writes a config (a free loopback port, {@code dataDir} as log.dirs) into {@code workDir} and starts the broker. */
     static VarveProcess start(Path workDir, Path dataDir) throws Exception {
+        return start(workDir, dataDir, Map.of());
+    }
+
+    /** As {@link #start(Path, Path)}, with {@code extraConfig} appended to the config file. */
+    static VarveProcess start(Path workDir, Path dataDir, Map<String, String> extraConfig) throws Exception {
         int port = freePort();
         Path config = workDir.resolve("server.properties");
-        Files.writeString(config, String.join("\n",
+        StringBuilder text = new StringBuilder(String.join("\n",
                 "node.id=1",
                 "listeners=PLAINTEXT://127.0.0.1:" + port,
                 "log.dirs=" + dataDir.toAbsolutePath(),
-                ""), StandardCharsets.UTF_8);
+                ""));
+        new TreeMap<>(extraConfig).forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Files.writeString(config, text, StandardCharsets.UTF_8);
         VarveProcess p = new VarveProcess(config, workDir.resolve("varve-server.log"), port);
         p.restart();
         return p;
     }
 
-    String bootstrap() {
+    @Override
+    public String bootstrap() {
         return "127.0.0.1:" + port;
     }
 
     /** Starts the process again (same config, same port) and waits until it serves requests. */
-    void restart() throws Exception {
+    @Override
+    public void restart() throws Exception {
         if (process != null && process.isAlive()) {
             throw new IllegalStateException("already running");
         }
@@ -106,7 +116,8 @@ final class VarveProcess implements AutoCloseable {
     }
 
     /** SIGTERM (what {@link Process#destroy()} sends on Linux); returns the exit code. */
-    int stop() throws InterruptedException {
+    @Override
+    public int stop() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(STOP_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
@@ -116,14 +127,16 @@ final class VarveProcess implements AutoCloseable {
     }
 
     /** SIGKILL: no shutdown code runs; what was written to the page cache stays. */
-    void kill() throws InterruptedException {
+    @Override
+    public void kill() throws InterruptedException {
         process.destroyForcibly();
         if (!process.waitFor(STOP_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             throw new AssertionError("the broker survived SIGKILL");
         }
     }
 
-    String log() {
+    @Override
+    public String log() {
         try {
             return "----- broker log (" + log + ") -----\n" + Files.readString(log, StandardCharsets.UTF_8);
         } catch (IOException e) {
