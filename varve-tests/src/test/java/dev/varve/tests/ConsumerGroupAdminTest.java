@@ -26,13 +26,10 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.GroupNotEmptyException;
 import org.apache.kafka.common.errors.GroupSubscribedToTopicException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
@@ -62,27 +59,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ConsumerGroupAdminTest {
     private static final long GET_SECONDS = 30;
 
-    @TempDir
-    static Path dataDir;
-    private static TestBroker broker;
-    private static String bootstrap;
-
-    @BeforeAll
-    static void startBroker() throws Exception {
-        broker = TestBroker.start(dataDir, Map.of());
-        bootstrap = broker.bootstrap();
-    }
-
-    @AfterAll
-    static void stopBroker() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
+    @RegisterExtension
+    static final SharedTestBroker BROKER = new SharedTestBroker();
 
     private static void commit(String group, Map<TopicPartition, OffsetAndMetadata> offsets) {
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
-                GroupMember.config(bootstrap, group, "committer", Map.of()))) {
+                GroupMember.config(BROKER.bootstrap(), group, "committer", Map.of()))) {
             consumer.assign(offsets.keySet());
             consumer.commitSync(offsets, Duration.ofSeconds(GET_SECONDS));
         }
@@ -106,8 +88,8 @@ class ConsumerGroupAdminTest {
     void adminListsDescribesFetchesAndDeletesGroups() throws Exception {
         RecordFixture fixture = new RecordFixture(TestBroker.unique("admin-groups"), 3, 99,
                 System.currentTimeMillis() - 600_000L);
-        Clients.createTopic(bootstrap, fixture.topic, 3, Map.of());
-        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+        Clients.createTopic(BROKER.bootstrap(), fixture.topic, 3, Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(BROKER.bootstrap(), Map.of())) {
             Clients.produce(producer, fixture, 0, 30);
         }
         TopicPartition p0 = fixture.tp(0);
@@ -123,8 +105,8 @@ class ConsumerGroupAdminTest {
         commit(empty1, commits1);
         commit(empty2, commits2);
 
-        try (Admin admin = Clients.admin(bootstrap);
-             GroupMember member = GroupMember.start(bootstrap, stable, "the-member", fixture, Map.of())) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap());
+             GroupMember member = GroupMember.start(BROKER.bootstrap(), stable, "the-member", fixture, Map.of())) {
             awaitAssignment(List.of(member), 3, 3);
             awaitCommitted(admin, stable, Clients.endOffsets(fixture, 30), List.of(member));
 
@@ -223,7 +205,7 @@ class ConsumerGroupAdminTest {
     @Test
     void describingAGroupThatDoesNotExistFailsWithGroupIdNotFound() throws Exception {
         String unknown = TestBroker.unique("never-used");
-        try (Admin admin = Clients.admin(bootstrap)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             assertFailsWith(admin.describeConsumerGroups(List.of(unknown)).describedGroups().get(unknown),
                     GroupIdNotFoundException.class);
         }
@@ -233,9 +215,9 @@ class ConsumerGroupAdminTest {
     @Test
     void offsetsLiveInTheInternalCompactedTopic() throws Exception {
         String topic = TestBroker.unique("offsets-topic");
-        Clients.createTopic(bootstrap, topic, 1, Map.of());
+        Clients.createTopic(BROKER.bootstrap(), topic, 1, Map.of());
         commit(TestBroker.unique("offsets-topic"), Map.of(new TopicPartition(topic, 0), new OffsetAndMetadata(0)));
-        try (Admin admin = Clients.admin(bootstrap)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             Map<String, TopicListing> listed = get(admin.listTopics(new ListTopicsOptions().listInternal(true))
                     .namesToListings());
             assertThat(listed).containsKey("__consumer_offsets");

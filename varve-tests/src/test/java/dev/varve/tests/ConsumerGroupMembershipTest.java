@@ -17,13 +17,10 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.FencedInstanceIdException;
 import org.apache.kafka.common.errors.InconsistentGroupProtocolException;
 import org.apache.kafka.common.errors.InvalidSessionTimeoutException;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -51,34 +48,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(120)
 class ConsumerGroupMembershipTest {
-    @TempDir
-    static Path dataDir;
-    private static TestBroker broker;
-    private static String bootstrap;
-
-    @BeforeAll
-    static void startBroker() throws Exception {
-        broker = TestBroker.start(dataDir, Map.of());
-        bootstrap = broker.bootstrap();
-    }
-
-    @AfterAll
-    static void stopBroker() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
+    @RegisterExtension
+    static final SharedTestBroker BROKER = new SharedTestBroker();
 
     private static RecordFixture topicWith(String name, int partitions, long records) throws Exception {
         RecordFixture fixture = new RecordFixture(TestBroker.unique(name), partitions, name.hashCode(),
                 System.currentTimeMillis() - 600_000L);
-        Clients.createTopic(bootstrap, fixture.topic, partitions, Map.of());
+        Clients.createTopic(BROKER.bootstrap(), fixture.topic, partitions, Map.of());
         produce(fixture, 0, records);
         return fixture;
     }
 
     private static void produce(RecordFixture fixture, long from, long to) {
-        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(BROKER.bootstrap(), Map.of())) {
             Clients.produce(producer, fixture, from, to);
         }
     }
@@ -110,14 +92,14 @@ class ConsumerGroupMembershipTest {
         RecordFixture fixture = topicWith("static", 4, 40);
         String group = TestBroker.unique("static-group");
         List<GroupMember> everyone = new ArrayList<>();
-        try (Admin admin = Clients.admin(bootstrap)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             try {
                 // s1 first, alone (it becomes the leader), then s2: s1 rejoins, so the subscription it last sent
                 // (generation, owned partitions) differs from the one a fresh s1 instance sends.
-                GroupMember first = GroupMember.start(bootstrap, group, "s1-first", fixture, staticMember("s1"));
+                GroupMember first = GroupMember.start(BROKER.bootstrap(), group, "s1-first", fixture, staticMember("s1"));
                 everyone.add(first);
                 awaitAssignment(List.of(first), 4, 4);
-                GroupMember other = GroupMember.start(bootstrap, group, "s2", fixture, staticMember("s2"));
+                GroupMember other = GroupMember.start(BROKER.bootstrap(), group, "s2", fixture, staticMember("s2"));
                 everyone.add(other);
                 awaitAssignment(List.of(first, other), 2, 4);
                 awaitCommitted(admin, group, Clients.endOffsets(fixture, 40), everyone);
@@ -141,7 +123,7 @@ class ConsumerGroupMembershipTest {
                 assertThat(memberIdsByInstance(afterClose)).as("s1 is still a member: %s", afterClose)
                         .isEqualTo(Map.of("s1", first.memberId(), "s2", other.memberId()));
 
-                GroupMember second = GroupMember.start(bootstrap, group, "s1-second", fixture, staticMember("s1"));
+                GroupMember second = GroupMember.start(BROKER.bootstrap(), group, "s1-second", fixture, staticMember("s1"));
                 everyone.add(second);
                 awaitGroup("s1 back with its partitions", everyone)
                         .untilAsserted(() -> assertThat(second.assignment()).isEqualTo(s1Partitions));
@@ -154,7 +136,7 @@ class ConsumerGroupMembershipTest {
                         .isEqualTo(Map.of("s1", second.memberId(), "s2", other.memberId()));
 
                 // A duplicate instance: the newest wins, the older one is fenced.
-                GroupMember third = GroupMember.start(bootstrap, group, "s1-third", fixture, staticMember("s1"));
+                GroupMember third = GroupMember.start(BROKER.bootstrap(), group, "s1-third", fixture, staticMember("s1"));
                 everyone.add(third);
                 awaitGroup("the duplicate instance takes over s1's partitions", List.of(other, third))
                         .untilAsserted(() -> assertThat(third.assignment()).isEqualTo(s1Partitions));
@@ -201,9 +183,9 @@ class ConsumerGroupMembershipTest {
         String group = TestBroker.unique("session-group");
         int sessionTimeoutMs = 6_000;
         Map<String, Object> config = Map.of(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs);
-        try (Admin admin = Clients.admin(bootstrap);
-             GroupMember survivor = GroupMember.start(bootstrap, group, "survivor", fixture, config);
-             GroupMember crashed = GroupMember.start(bootstrap, group, "crashed", fixture, config)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap());
+             GroupMember survivor = GroupMember.start(BROKER.bootstrap(), group, "survivor", fixture, config);
+             GroupMember crashed = GroupMember.start(BROKER.bootstrap(), group, "crashed", fixture, config)) {
             awaitAssignment(List.of(survivor, crashed), 1, 2);
 
             long stoppedAt = System.nanoTime();
@@ -245,14 +227,14 @@ class ConsumerGroupMembershipTest {
                 p1, new OffsetAndMetadata(10, ""),
                 p2, new OffsetAndMetadata(0, "from the start"));
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
-                GroupMember.config(bootstrap, group, "simple-1", Map.of()))) {
+                GroupMember.config(BROKER.bootstrap(), group, "simple-1", Map.of()))) {
             consumer.assign(all);
             assertThat(consumer.committed(Set.copyOf(all), Duration.ofSeconds(30)).values())
                     .as("nothing committed yet").allMatch(Objects::isNull);
             consumer.commitSync(commits, Duration.ofSeconds(30));
             assertThat(consumer.committed(Set.copyOf(all), Duration.ofSeconds(30))).isEqualTo(commits);
         }
-        try (Admin admin = Clients.admin(bootstrap)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             assertThat(admin.listConsumerGroupOffsets(group).partitionsToOffsetAndMetadata().get())
                     .isEqualTo(commits);
             ConsumerGroupDescription d = describe(admin, group);
@@ -265,7 +247,7 @@ class ConsumerGroupMembershipTest {
         // Another consumer resumes exactly there (auto.offset.reset=none: no fallback to a reset).
         Map<TopicPartition, Long> ends = Clients.endOffsets(fixture, 30);
         Set<GroupMember.Position> read = new HashSet<>();
-        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(GroupMember.config(bootstrap, group,
+        try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(GroupMember.config(BROKER.bootstrap(), group,
                 "simple-2", Map.of(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none")))) {
             consumer.assign(all);
             Map<TopicPartition, Long> positions = new HashMap<>();
@@ -293,9 +275,9 @@ class ConsumerGroupMembershipTest {
 
         // A group with a live member does not take commits from outside its generation.
         String busy = TestBroker.unique("busy-group");
-        try (GroupMember member = GroupMember.start(bootstrap, busy, "member", fixture, Map.of());
+        try (GroupMember member = GroupMember.start(BROKER.bootstrap(), busy, "member", fixture, Map.of());
              KafkaConsumer<byte[], byte[]> outsider = new KafkaConsumer<>(
-                     GroupMember.config(bootstrap, busy, "outsider", Map.of()))) {
+                     GroupMember.config(BROKER.bootstrap(), busy, "outsider", Map.of()))) {
             awaitAssignment(List.of(member), 3, 3);
             outsider.assign(List.of(p0));
             assertThatThrownBy(() -> outsider.commitSync(Map.of(p0, new OffsetAndMetadata(1)), Duration.ofSeconds(30)))
@@ -315,7 +297,7 @@ class ConsumerGroupMembershipTest {
         RecordFixture fixture = topicWith("refusals", 2, 0);
         String group = TestBroker.unique("refusals-group");
         for (int sessionTimeoutMs : new int[]{1_000, 1_800_001}) {
-            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(GroupMember.config(bootstrap, group,
+            try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(GroupMember.config(BROKER.bootstrap(), group,
                     "bad-session", Map.of(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, sessionTimeoutMs,
                             ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 300)))) {
                 consumer.subscribe(List.of(fixture.topic));
@@ -323,9 +305,9 @@ class ConsumerGroupMembershipTest {
                         .isInstanceOf(InvalidSessionTimeoutException.class);
             }
         }
-        try (GroupMember ranged = GroupMember.start(bootstrap, group, "ranged", fixture, Map.of(
+        try (GroupMember ranged = GroupMember.start(BROKER.bootstrap(), group, "ranged", fixture, Map.of(
                 ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RangeAssignor.class.getName()));
-             KafkaConsumer<byte[], byte[]> other = new KafkaConsumer<>(GroupMember.config(bootstrap, group, "round",
+             KafkaConsumer<byte[], byte[]> other = new KafkaConsumer<>(GroupMember.config(BROKER.bootstrap(), group, "round",
                      Map.of(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, RoundRobinAssignor.class.getName())))) {
             awaitAssignment(List.of(ranged), 2, 2);
             other.subscribe(List.of(fixture.topic));

@@ -13,14 +13,11 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.GroupState;
 import org.apache.kafka.common.GroupType;
 import org.apache.kafka.common.TopicPartition;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -57,23 +54,8 @@ class ConsumerGroupTest {
     private static final int PHASE_ONE_RECORDS = 600;
     private static final int TOTAL_RECORDS = 1_800;
 
-    @TempDir
-    static Path dataDir;
-    private static TestBroker broker;
-    private static String bootstrap;
-
-    @BeforeAll
-    static void startBroker() throws Exception {
-        broker = TestBroker.start(dataDir, Map.of());
-        bootstrap = broker.bootstrap();
-    }
-
-    @AfterAll
-    static void stopBroker() throws Exception {
-        if (broker != null) {
-            broker.close();
-        }
-    }
+    @RegisterExtension
+    static final SharedTestBroker BROKER = new SharedTestBroker();
 
     static String assignorClass(String name) {
         return switch (name) {
@@ -91,18 +73,18 @@ class ConsumerGroupTest {
         String group = TestBroker.unique("group-" + assignor);
         RecordFixture fixture = new RecordFixture(TestBroker.unique("grouped-" + assignor), PARTITIONS,
                 assignor.hashCode(), System.currentTimeMillis() - 3_600_000L);
-        Clients.createTopic(bootstrap, fixture.topic, PARTITIONS, Map.of());
-        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
+        Clients.createTopic(BROKER.bootstrap(), fixture.topic, PARTITIONS, Map.of());
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(BROKER.bootstrap(), Map.of())) {
             Clients.produce(producer, fixture, 0, PHASE_ONE_RECORDS);
         }
         Map<String, Object> config = Map.of(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
         boolean sticky = assignor.contains("sticky");
         List<GroupMember> everyone = new ArrayList<>();
-        try (Admin admin = Clients.admin(bootstrap)) {
+        try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             try {
-                GroupMember a = GroupMember.start(bootstrap, group, "a", fixture, config);
-                GroupMember b = GroupMember.start(bootstrap, group, "b", fixture, config);
-                GroupMember c = GroupMember.start(bootstrap, group, "c", fixture, config);
+                GroupMember a = GroupMember.start(BROKER.bootstrap(), group, "a", fixture, config);
+                GroupMember b = GroupMember.start(BROKER.bootstrap(), group, "b", fixture, config);
+                GroupMember c = GroupMember.start(BROKER.bootstrap(), group, "c", fixture, config);
                 everyone.addAll(List.of(a, b, c));
 
                 // Three members, two partitions each; together they consume and commit phase one.
@@ -127,7 +109,7 @@ class ConsumerGroupTest {
                     }
                 }
 
-                GroupMember d = GroupMember.start(bootstrap, group, "d", fixture, config);
+                GroupMember d = GroupMember.start(BROKER.bootstrap(), group, "d", fixture, config);
                 everyone.add(d);
                 awaitAssignment(List.of(a, b, d), 2, PARTITIONS);
                 Map<String, Set<TopicPartition>> afterJoin = assignments(List.of(a, b));
@@ -212,7 +194,7 @@ class ConsumerGroupTest {
 
     /** Records [PHASE_ONE_RECORDS, TOTAL_RECORDS) in small chunks over a second or two. */
     private static void produceSlowly(RecordFixture fixture) {
-        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap,
+        try (KafkaProducer<byte[], byte[]> producer = Clients.producer(BROKER.bootstrap(),
                 Map.of(ProducerConfig.LINGER_MS_CONFIG, 0))) {
             for (long i = PHASE_ONE_RECORDS; i < TOTAL_RECORDS; i += 60) {
                 Clients.produce(producer, fixture, i, Math.min(i + 60, TOTAL_RECORDS));
