@@ -25,6 +25,7 @@ import dev.varve.broker.api.MetadataHandler;
 import dev.varve.broker.api.OffsetCommitHandler;
 import dev.varve.broker.api.OffsetDeleteHandler;
 import dev.varve.broker.api.OffsetFetchHandler;
+import dev.varve.broker.api.OffsetForLeaderEpochHandler;
 import dev.varve.broker.api.ProduceHandler;
 import dev.varve.broker.api.SyncGroupHandler;
 import dev.varve.broker.group.GroupConfig;
@@ -136,7 +137,8 @@ public final class Broker implements AutoCloseable {
                 new ListGroupsHandler(groupOffsets),
                 new DescribeGroupsHandler(groupOffsets),
                 new DeleteGroupsHandler(groupOffsets),
-                new OffsetDeleteHandler(context, groupOffsets)));
+                new OffsetDeleteHandler(context, groupOffsets),
+                new OffsetForLeaderEpochHandler(context)));
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);

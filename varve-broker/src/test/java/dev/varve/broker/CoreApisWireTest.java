@@ -123,6 +123,51 @@ class CoreApisWireTest {
     }
 
     @Test
+    void offsetForLeaderEpochAtEveryVersion() throws Exception {
+        var log = broker.context().replicaManager().log(new TopicPartition("t", 0));
+        for (int i = 0; i < 3; i++) {
+            broker.context().replicaManager().appendAsLeader(new TopicPartition("t", 0),
+                    MemoryRecords.withRecords(Compression.NONE, new SimpleRecord(("r" + i).getBytes())));
+        }
+        for (short v = ApiKeys.OFFSET_FOR_LEADER_EPOCH.oldestVersion(); v <= ApiKeys.OFFSET_FOR_LEADER_EPOCH.latestVersion(); v++) {
+            var topics = new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderTopicCollection();
+            var t = new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderTopic().setTopic("t");
+            // the current epoch ends at the log end; a newer one is unknown to the log; a caller that
+            // believes in a newer leader epoch than this broker's, or an older one, is refused
+            t.partitions().add(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+                    .setPartition(0).setLeaderEpoch(0).setCurrentLeaderEpoch(-1));
+            t.partitions().add(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+                    .setPartition(0).setLeaderEpoch(5).setCurrentLeaderEpoch(0));
+            t.partitions().add(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+                    .setPartition(0).setLeaderEpoch(0).setCurrentLeaderEpoch(3));
+            t.partitions().add(new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData.OffsetForLeaderPartition()
+                    .setPartition(7).setLeaderEpoch(0).setCurrentLeaderEpoch(-1));
+            topics.add(t);
+            // kafka-clients' builders refuse v2 (librdkafka and older Java clients still send it)
+            var data = new org.apache.kafka.common.message.OffsetForLeaderEpochRequestData().setTopics(topics)
+                    .setReplicaId(v >= 3 ? -1 : -2);
+            org.apache.kafka.common.requests.OffsetsForLeaderEpochResponse r = client.send(
+                    new org.apache.kafka.common.requests.AbstractRequest.Builder<
+                            org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest>(ApiKeys.OFFSET_FOR_LEADER_EPOCH) {
+                        @Override
+                        public org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest build(short version) {
+                            return new org.apache.kafka.common.requests.OffsetsForLeaderEpochRequest(data, version);
+                        }
+                    }, v);
+            var ps = r.data().topics().find("t").partitions();
+            assertThat(ps).as("v%d", v).hasSize(4);
+            assertThat(Errors.forCode(ps.get(0).errorCode())).isEqualTo(Errors.NONE);
+            assertThat(ps.get(0).leaderEpoch()).isEqualTo(0);
+            assertThat(ps.get(0).endOffset()).isEqualTo(log.logEndOffset()).isEqualTo(3);
+            assertThat(Errors.forCode(ps.get(1).errorCode())).isEqualTo(Errors.NONE);
+            assertThat(ps.get(1).leaderEpoch()).isEqualTo(-1);
+            assertThat(ps.get(1).endOffset()).isEqualTo(-1);
+            assertThat(Errors.forCode(ps.get(2).errorCode())).isEqualTo(Errors.UNKNOWN_LEADER_EPOCH);
+            assertThat(Errors.forCode(ps.get(3).errorCode())).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+    }
+
+    @Test
     void createTopicsAndInitProducerIdAtEveryVersion() throws Exception {
         for (short v = ApiKeys.CREATE_TOPICS.oldestVersion(); v <= ApiKeys.CREATE_TOPICS.latestVersion(); v++) {
             CreateTopicsRequestData data = new CreateTopicsRequestData().setTimeoutMs(5000);

@@ -12,7 +12,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /** DeleteGroups: removes empty groups and their committed offsets (NON_EMPTY_GROUP while members remain). */
-public final class DeleteGroupsHandler extends GroupApiHandler {
+public final class DeleteGroupsHandler extends AllVersionsHandler {
     private final GroupOffsets groups;
 
     public DeleteGroupsHandler(GroupOffsets groups) {

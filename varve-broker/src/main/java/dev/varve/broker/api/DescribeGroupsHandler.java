@@ -16,7 +16,7 @@ import java.util.concurrent.CompletableFuture;
  * DescribeGroups: state, protocol and members (with subscriptions and assignments once Stable). A
  * group that does not exist is reported as Dead before v6 and as GROUP_ID_NOT_FOUND from v6 on.
  */
-public final class DescribeGroupsHandler extends GroupApiHandler {
+public final class DescribeGroupsHandler extends AllVersionsHandler {
     /** The first version that reports unknown groups with an error instead of the Dead state. */
     private static final short GROUP_NOT_FOUND_MIN_VERSION = 6;
     private final GroupOffsets groups;

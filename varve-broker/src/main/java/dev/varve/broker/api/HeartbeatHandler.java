@@ -13,7 +13,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /** Heartbeat: keeps a member's session; REBALANCE_IN_PROGRESS tells it to rejoin. */
-public final class HeartbeatHandler extends GroupApiHandler {
+public final class HeartbeatHandler extends AllVersionsHandler {
     private final GroupCoordinator coordinator;
 
     public HeartbeatHandler(GroupCoordinator coordinator) {

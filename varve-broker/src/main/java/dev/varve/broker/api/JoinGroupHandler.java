@@ -12,7 +12,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /** JoinGroup: answered when the group's join phase completes (or at once for an error or a rejoin). */
-public final class JoinGroupHandler extends GroupApiHandler {
+public final class JoinGroupHandler extends AllVersionsHandler {
     private final GroupCoordinator coordinator;
 
     public JoinGroupHandler(GroupCoordinator coordinator) {

@@ -12,7 +12,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /** LeaveGroup: one member (v0-2) or several by member or instance id (v3+) leave at once. */
-public final class LeaveGroupHandler extends GroupApiHandler {
+public final class LeaveGroupHandler extends AllVersionsHandler {
     private final GroupCoordinator coordinator;
 
     public LeaveGroupHandler(GroupCoordinator coordinator) {

@@ -13,7 +13,7 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /** ListGroups: every live group, filtered by state (v4+) and type (v5+; all groups are "classic"). */
-public final class ListGroupsHandler extends GroupApiHandler {
+public final class ListGroupsHandler extends AllVersionsHandler {
     private final GroupOffsets groups;
 
     public ListGroupsHandler(GroupOffsets groups) {

@@ -30,7 +30,7 @@ import java.util.concurrent.CompletableFuture;
  * are committed together (one batch in the offsets topic) or not at all, with the group's error.
  * The v2-4 retention time is ignored: retention is the broker's {@code offsets.retention.minutes}.
  */
-public final class OffsetCommitHandler extends GroupApiHandler {
+public final class OffsetCommitHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final GroupOffsets offsets;
     private final GroupConfig config;

@@ -25,7 +25,7 @@ import java.util.concurrent.CompletableFuture;
  * (GROUP_SUBSCRIBED_TO_TOPIC for a topic an active member subscribes to; GROUP_ID_NOT_FOUND for an
  * unknown group; UNKNOWN_TOPIC_OR_PARTITION for a partition that does not exist).
  */
-public final class OffsetDeleteHandler extends GroupApiHandler {
+public final class OffsetDeleteHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final GroupOffsets groups;
 

@@ -30,7 +30,7 @@ import java.util.concurrent.CompletableFuture;
  * (v0-9) or identified (v10+, unknown ids get UNKNOWN_TOPIC_ID). No transactions exist, so no offset
  * is ever pending and require_stable needs no waiting.
  */
-public final class OffsetFetchHandler extends GroupApiHandler {
+public final class OffsetFetchHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final GroupOffsets offsets;
 

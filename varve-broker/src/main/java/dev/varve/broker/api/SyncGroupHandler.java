@@ -11,7 +11,7 @@ import org.apache.kafka.common.requests.SyncGroupResponse;
 import java.util.concurrent.CompletableFuture;
 
 /** SyncGroup: the leader hands in the assignment; every member gets its share once it is stored. */
-public final class SyncGroupHandler extends GroupApiHandler {
+public final class SyncGroupHandler extends AllVersionsHandler {
     private final GroupCoordinator coordinator;
 
     public SyncGroupHandler(GroupCoordinator coordinator) {

@@ -3,10 +3,10 @@ package dev.varve.broker.api;
 import org.apache.kafka.common.protocol.ApiKeys;
 
 /** A handler whose version range is the whole range kafka-clients knows for its API. */
-abstract class GroupApiHandler implements ApiHandler {
+abstract class AllVersionsHandler implements ApiHandler {
     private final ApiKeys key;
 
-    GroupApiHandler(ApiKeys key) {
+    AllVersionsHandler(ApiKeys key) {
         this.key = key;
     }
 
