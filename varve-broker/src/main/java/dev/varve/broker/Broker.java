@@ -152,7 +152,7 @@ public final class Broker implements AutoCloseable {
         this.server = new KafkaServer(config, dispatcher[0], requestThreads);
         // A listener on port 0 got a free port: advertise that one.
         List<BrokerConfig.Endpoint> advertised = new ArrayList<>();
-        List<BrokerConfig.Endpoint> listeners = config.listeners();
+        List<BrokerConfig.Endpoint> listeners = config.clientListeners();
         for (BrokerConfig.Endpoint e : config.advertisedListeners()) {
             int port = e.port();
             if (port == 0) {

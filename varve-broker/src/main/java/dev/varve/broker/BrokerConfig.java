@@ -54,6 +54,13 @@ public final class BrokerConfig {
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
+    public static final String PROCESS_ROLES = "process.roles";
+    public static final String CONTROLLER_QUORUM_VOTERS = "controller.quorum.voters";
+    public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
+    public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+    public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
+    public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
@@ -116,6 +123,13 @@ public final class BrokerConfig {
             .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.")
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
+            .define(PROCESS_ROLES, LIST, "", HIGH, "broker, controller, or both; empty: the single-node default without a quorum.")
+            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The metadata quorum: id@host:port,... (the port is that node's Raft endpoint).")
+            .define(CONTROLLER_LISTENER_NAMES, LIST, "CONTROLLER", HIGH, "Listeners that are Raft endpoints, not Kafka-protocol listeners.")
+            .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
+            .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
+            .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2_000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
+            .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), LOW, "Segment size of __consumer_offsets.")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, 3, atLeast(1), HIGH, "Replication factor of __consumer_offsets (capped at the brokers present).")
@@ -204,6 +218,113 @@ public final class BrokerConfig {
         if (logDirs().isEmpty()) {
             throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
         }
+        Set<String> roles = processRoles();
+        for (String role : roles) {
+            if (!role.equals("broker") && !role.equals("controller")) {
+                throw new ConfigException(PROCESS_ROLES, String.join(",", roles), "roles are broker and controller");
+            }
+        }
+        Map<Integer, java.net.InetSocketAddress> voters = quorumVoters();
+        if (roles.isEmpty() != voters.isEmpty()) {
+            throw new ConfigException(roles.isEmpty() ? PROCESS_ROLES : CONTROLLER_QUORUM_VOTERS, "",
+                    "process.roles and controller.quorum.voters are set together (neither: the single-node default)");
+        }
+        if (roles.contains("controller")) {
+            java.net.InetSocketAddress self = voters.get(nodeId());
+            if (self == null) {
+                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, String.join(",", rawList(CONTROLLER_QUORUM_VOTERS)),
+                        "a controller's node.id " + nodeId() + " must be one of the voters");
+            }
+            if (controllerListener().isEmpty()) {
+                throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)),
+                        "a controller needs a listener named in controller.listener.names " + controllerListenerNames());
+            }
+            if (controllerListener().get().port() != self.getPort()) {
+                throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "the controller listener's port "
+                        + controllerListener().get().port() + " differs from this node's voter port " + self.getPort());
+            }
+        }
+        if (clientListeners().isEmpty()) {
+            throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "no listener for clients");
+        }
+        for (Endpoint e : advertisedListeners()) {
+            if (controllerListenerNames().contains(e.listenerName()) && !roles.isEmpty()) {
+                throw new ConfigException(ADVERTISED_LISTENERS, e.listenerName(), "controller listeners are not advertised");
+            }
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<String> rawList(String key) {
+        Object v = values.get(key);
+        return v == null ? List.of() : (List<String>) v;
+    }
+
+    /** {@code process.roles}: empty for the single-node default (no quorum). */
+    public Set<String> processRoles() {
+        Set<String> roles = new TreeSet<>();
+        rawList(PROCESS_ROLES).forEach(r -> roles.add(r.trim()));
+        roles.remove("");
+        return roles;
+    }
+
+    /** Whether this node is part of a cluster with a metadata quorum (process.roles set). */
+    public boolean clustered() {
+        return !processRoles().isEmpty();
+    }
+
+    /** {@code controller.quorum.voters} parsed: node id to Raft endpoint, in the order given. */
+    public Map<Integer, java.net.InetSocketAddress> quorumVoters() {
+        Map<Integer, java.net.InetSocketAddress> out = new java.util.LinkedHashMap<>();
+        for (String v : rawList(CONTROLLER_QUORUM_VOTERS)) {
+            String entry = v.trim();
+            if (entry.isEmpty()) {
+                continue;
+            }
+            int at = entry.indexOf('@');
+            int colon = entry.lastIndexOf(':');
+            if (at <= 0 || colon <= at + 1) {
+                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "expected id@host:port");
+            }
+            int id;
+            int port;
+            try {
+                id = Integer.parseInt(entry.substring(0, at));
+                port = Integer.parseInt(entry.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "the id and the port must be numbers");
+            }
+            if (id < 0 || port <= 0 || port > 65535) {
+                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "the id must be >= 0 and the port 1-65535");
+            }
+            String host = entry.substring(at + 1, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            if (out.put(id, java.net.InetSocketAddress.createUnresolved(host, port)) != null) {
+                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "voter " + id + " is listed twice");
+            }
+        }
+        return out;
+    }
+
+    public List<String> controllerListenerNames() {
+        return rawList(CONTROLLER_LISTENER_NAMES).stream().map(String::trim).toList();
+    }
+
+    /** The listener this node's Raft server binds, when it is a controller. */
+    public java.util.Optional<Endpoint> controllerListener() {
+        List<String> names = controllerListenerNames();
+        return listeners().stream().filter(e -> names.contains(e.listenerName())).findFirst();
+    }
+
+    /** The Kafka-protocol listeners: all listeners but the controller ones (in a cluster). */
+    public List<Endpoint> clientListeners() {
+        if (!clustered()) {
+            return listeners();
+        }
+        List<String> names = controllerListenerNames();
+        return listeners().stream().filter(e -> !names.contains(e.listenerName())).toList();
     }
 
     public int nodeId() {
@@ -221,7 +342,7 @@ public final class BrokerConfig {
     public List<Endpoint> advertisedListeners() {
         @SuppressWarnings("unchecked")
         List<String> list = (List<String>) values.get(ADVERTISED_LISTENERS);
-        return list == null ? listeners() : Endpoint.parseAll(ADVERTISED_LISTENERS, list);
+        return list == null ? clientListeners() : Endpoint.parseAll(ADVERTISED_LISTENERS, list);
     }
 
     public List<File> logDirs() {

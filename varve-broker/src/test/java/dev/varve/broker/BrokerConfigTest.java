@@ -79,4 +79,53 @@ class BrokerConfigTest {
         BrokerConfig c = BrokerConfig.from(Map.of("listeners", "PLAINTEXT://[::1]:9092"));
         assertThat(c.listeners()).isEqualTo(List.of(new BrokerConfig.Endpoint("PLAINTEXT", "::1", 9092)));
     }
+
+    @Test
+    void kraftStyleClusterKeysAreReadAndChecked() {
+        BrokerConfig c = BrokerConfig.from(Map.of(
+                "node.id", "2",
+                "process.roles", "broker,controller",
+                "controller.quorum.voters", "1@127.0.0.1:29093,2@127.0.0.1:29193,3@[::1]:29293",
+                "listeners", "PLAINTEXT://127.0.0.1:29192,CONTROLLER://127.0.0.1:29193",
+                "replica.lag.time.max.ms", "10000",
+                "broker.session.timeout.ms", "6000"));
+        assertThat(c.clustered()).isTrue();
+        assertThat(c.processRoles()).containsExactly("broker", "controller");
+        assertThat(c.quorumVoters()).containsOnlyKeys(1, 2, 3);
+        assertThat(c.quorumVoters().get(3).getHostString()).isEqualTo("::1");
+        assertThat(c.controllerListener()).contains(new BrokerConfig.Endpoint("CONTROLLER", "127.0.0.1", 29193));
+        assertThat(c.clientListeners()).containsExactly(new BrokerConfig.Endpoint("PLAINTEXT", "127.0.0.1", 29192));
+        assertThat(c.advertisedListeners()).isEqualTo(c.clientListeners());
+        assertThat(c.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS)).isEqualTo(10_000);
+        assertThat(c.unknownKeys()).isEmpty();
+        // a broker-only node needs no controller listener
+        BrokerConfig broker = BrokerConfig.from(Map.of("node.id", "4", "process.roles", "broker",
+                "controller.quorum.voters", "1@127.0.0.1:29093", "listeners", "PLAINTEXT://127.0.0.1:29392"));
+        assertThat(broker.controllerListener()).isEmpty();
+        // without the keys: the single-node default
+        assertThat(BrokerConfig.defaults().clustered()).isFalse();
+    }
+
+    @Test
+    void inconsistentClusterKeysAreRefusedNamingTheKey() {
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("process.roles", "broker")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("controller.quorum.voters");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("process.roles", "broker,zookeeper",
+                "controller.quorum.voters", "1@h:1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("process.roles");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "5", "process.roles", "controller,broker",
+                "controller.quorum.voters", "1@127.0.0.1:29093",
+                "listeners", "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:29093")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("must be one of the voters");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "1", "process.roles", "controller,broker",
+                "controller.quorum.voters", "1@127.0.0.1:29093",
+                "listeners", "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:29999")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("voter port");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "1", "process.roles", "controller,broker",
+                "controller.quorum.voters", "1@127.0.0.1:29093", "listeners", "PLAINTEXT://127.0.0.1:1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("controller.listener.names");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("process.roles", "broker",
+                "controller.quorum.voters", "one@127.0.0.1:x")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("controller.quorum.voters");
+    }
 }

@@ -49,7 +49,7 @@ public final class KafkaServer implements AutoCloseable {
         workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), io);
         int maxFrame = config.socketRequestMaxBytes();
         try {
-            for (BrokerConfig.Endpoint endpoint : config.listeners()) {
+            for (BrokerConfig.Endpoint endpoint : config.clientListeners()) {
                 ListenerName listener = new ListenerName(endpoint.listenerName());
                 ServerBootstrap bootstrap = new ServerBootstrap()
                         .group(acceptors, workers)
