@@ -169,6 +169,13 @@ public final class Broker implements AutoCloseable {
 
     /** Starts a broker; returns once it accepts connections. */
     public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
+        if (config.clustered()) {
+            // Refuse rather than run N unrelated single-node brokers that clients would take for a cluster.
+            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.PROCESS_ROLES,
+                    String.join(",", config.processRoles()),
+                    "the metadata quorum is not available in this build yet; remove process.roles and "
+                            + "controller.quorum.voters to run the single-node broker");
+        }
         for (String key : config.unknownKeys()) {
             LOG.warn("ignoring unknown configuration key {}", key);
         }
