@@ -128,4 +128,13 @@ class BrokerConfigTest {
                 "controller.quorum.voters", "one@127.0.0.1:x")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("controller.quorum.voters");
     }
+
+    @Test
+    void aClusteredNodeRefusesToStartUntilTheQuorumExists() {
+        BrokerConfig c = BrokerConfig.from(Map.of("node.id", "1", "process.roles", "broker,controller",
+                "controller.quorum.voters", "1@127.0.0.1:29093",
+                "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29093"));
+        assertThatThrownBy(() -> Broker.start(c)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("metadata quorum is not available");
+    }
 }
