@@ -539,6 +539,10 @@ public final class PartitionLog implements AutoCloseable {
                 throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + offset);
             }
             if (offset >= logEnd.offset()) {
+                // Nothing to cut from the log, but an epoch that starts at (or past) the log end was
+                // never written by anyone (a leader that appended nothing): drop it, as Kafka does, or
+                // this replica would keep claiming an epoch its log does not hold.
+                epochCache.truncateFromEnd(logEnd.offset());
                 return false;
             }
             truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, offset);

@@ -236,6 +236,17 @@ class PartitionLogTest {
     }
 
     @Test
+    void truncatingAtTheLogEndDropsAnEpochThatNeverGotARecord() throws IOException {
+        PartitionLog log = open(small());
+        log.appendAsLeader(TestRecords.batch(T0, "a", "b"), 1);
+        // this replica became leader of epoch 2 but appended nothing before losing leadership
+        log.epochCache().assign(2, log.logEndOffset());
+        assertThat(log.truncateTo(log.logEndOffset() + 5)).isFalse();
+        assertThat(log.logEndOffset()).isEqualTo(2);
+        assertThat(log.epochCache().entries()).containsExactly(new EpochEntry(1, 0));
+    }
+
+    @Test
     void truncateFullyStartsAnEmptyLogAtTheOffset() throws IOException {
         PartitionLog log = open(small());
         for (int i = 0; i < 20; i++) {
