@@ -123,6 +123,24 @@ class CoreApisWireTest {
     }
 
     @Test
+    void acksAllIsRefusedWhenMinInsyncReplicasExceedsTheSingleNodesIsr() throws Exception {
+        broker.context().createTopic("strict", 1, Map.of("min.insync.replicas", "2"));
+        for (short acks : new short[]{-1, 1}) {
+            ProduceRequestData.TopicProduceData topic = new ProduceRequestData.TopicProduceData().setName("strict");
+            topic.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0)
+                    .setRecords(MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("x".getBytes()))));
+            ProduceRequestData data = new ProduceRequestData().setAcks(acks).setTimeoutMs(5000);
+            data.topicData().add(topic);
+            ProduceResponse r = client.send(new ProduceRequest.Builder((short) 12, (short) 12, data), (short) 12);
+            var pr = r.data().responses().iterator().next().partitionResponses().get(0);
+            assertThat(Errors.forCode(pr.errorCode())).as("acks=%d", acks)
+                    .isEqualTo(acks == -1 ? Errors.NOT_ENOUGH_REPLICAS : Errors.NONE);
+        }
+        // the refused acks=all batch appended nothing: only the acks=1 record is there
+        assertThat(broker.context().replicaManager().log(new TopicPartition("strict", 0)).logEndOffset()).isEqualTo(1);
+    }
+
+    @Test
     void offsetForLeaderEpochAtEveryVersion() throws Exception {
         var log = broker.context().replicaManager().log(new TopicPartition("t", 0));
         for (int i = 0; i < 3; i++) {

@@ -24,11 +24,14 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Produce: appends each partition's batches all-or-nothing and answers per partition. acks=1 and
- * acks=-1 both answer after the local append (a single node's append is committed); acks=0 gets
- * no response. Topics are named (v3-12) or identified (v13+).
+ * acks=-1 both answer after the local append (a single node's append is committed); acks=-1 to a
+ * topic whose min.insync.replicas exceeds the single node's ISR of one gets NOT_ENOUGH_REPLICAS and
+ * appends nothing, as with Kafka; acks=0 gets no response. Topics are named (v3-12) or identified (v13+).
  */
 public final class ProduceHandler implements ApiHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
+    /** A single node's ISR of every partition: itself. */
+    private static final int IN_SYNC_REPLICAS = 1;
     private final BrokerContext broker;
 
     public ProduceHandler(BrokerContext broker) {
@@ -82,6 +85,10 @@ public final class ProduceHandler implements ApiHandler {
                     // only the group coordinator writes __consumer_offsets (its records are its state)
                     pr.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
                             .setErrorMessage("Cannot append to internal topic " + info.get().name());
+                } else if (acks == -1 && minInsyncReplicas(info.get()) > IN_SYNC_REPLICAS) {
+                    // acks=all promises min.insync.replicas copies; with fewer in sync, append nothing
+                    pr.setErrorCode(Errors.NOT_ENOUGH_REPLICAS.code()).setErrorMessage("The topic requires "
+                            + minInsyncReplicas(info.get()) + " in-sync replicas; " + IN_SYNC_REPLICAS + " in sync");
                 } else {
                     append(new TopicPartition(info.get().name(), partition.index()), partition, pr, req.version());
                 }
@@ -93,6 +100,12 @@ public final class ProduceHandler implements ApiHandler {
             return CompletableFuture.completedFuture(null);
         }
         return CompletableFuture.completedFuture(new ProduceResponse(response));
+    }
+
+    /** The topic's min.insync.replicas: its override, else the broker's default. */
+    private int minInsyncReplicas(TopicInfo topic) {
+        String override = topic.configs().get(org.apache.kafka.common.config.TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
+        return override != null ? Integer.parseInt(override.trim()) : broker.config().minInsyncReplicas();
     }
 
     private void append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
