@@ -1,0 +1,273 @@
+package dev.varve.metadata;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One change to the cluster metadata. The controller decides changes as lists of these records; one
+ * list is one Raft entry (serialized by {@link MetadataRecordSerde}); every broker replays committed
+ * entries, in log order, into its {@link MetadataImage}. A snapshot is the record list
+ * {@link MetadataImage#toRecords()} of an image.
+ *
+ * <p>Records are immutable values (lists are copied on construction) and check their own shape in the
+ * constructor ({@link IllegalArgumentException}); whether a record makes sense against the current
+ * image is the controller's business and is checked again by {@link MetadataImage#apply}.
+ *
+ * <p>Type ids (the serialized form) are fixed forever: never renumber, only append.
+ */
+public sealed interface MetadataRecord {
+
+    /** No leader: the partition is offline. */
+    int NO_LEADER = -1;
+    /** In {@link PartitionChange#leader()}: the leader field is not changed by this record. */
+    int NO_LEADER_CHANGE = -2;
+
+    /** The record's type id in the serialized form. */
+    short typeId();
+
+    /** One listener a broker advertises: Kafka's listener name, host and port. */
+    record Endpoint(String name, String host, int port) {
+        public Endpoint {
+            requireText(name, "listener name");
+            requireText(host, "host");
+            if (port < 0 || port > 65535) {
+                throw new IllegalArgumentException("port out of range: " + port);
+            }
+        }
+    }
+
+    /**
+     * A broker registered (or re-registered) with a new incarnation. The registration replaces any
+     * earlier one of the same id; a new registration starts fenced and not in controlled shutdown.
+     *
+     * @param incarnationId random id the broker process picks at start; a new one means a new process
+     * @param brokerEpoch   increases with every registration of this broker id
+     * @param rack          {@code broker.rack}, or null
+     * @param fenced        true for every registration the controller writes; snapshots may carry false
+     */
+    record RegisterBroker(int brokerId, Uuid incarnationId, long brokerEpoch, List<Endpoint> endpoints,
+                          String rack, boolean fenced) implements MetadataRecord {
+        public RegisterBroker {
+            requireBrokerId(brokerId);
+            Objects.requireNonNull(incarnationId, "incarnationId");
+            requireEpoch(brokerEpoch);
+            endpoints = List.copyOf(endpoints);
+        }
+
+        @Override
+        public short typeId() {
+            return 1;
+        }
+    }
+
+    /** The broker may no longer lead or join ISRs (session expired, or it asked to be fenced). Also ends a controlled shutdown. */
+    record FenceBroker(int brokerId, long brokerEpoch) implements MetadataRecord {
+        public FenceBroker {
+            requireBrokerId(brokerId);
+            requireEpoch(brokerEpoch);
+        }
+
+        @Override
+        public short typeId() {
+            return 2;
+        }
+    }
+
+    /** The broker caught up with the metadata log and may lead and join ISRs again. */
+    record UnfenceBroker(int brokerId, long brokerEpoch) implements MetadataRecord {
+        public UnfenceBroker {
+            requireBrokerId(brokerId);
+            requireEpoch(brokerEpoch);
+        }
+
+        @Override
+        public short typeId() {
+            return 3;
+        }
+    }
+
+    /** The broker asked to shut down: it is no longer eligible as leader or new ISR member. */
+    record BeginControlledShutdown(int brokerId, long brokerEpoch) implements MetadataRecord {
+        public BeginControlledShutdown {
+            requireBrokerId(brokerId);
+            requireEpoch(brokerEpoch);
+        }
+
+        @Override
+        public short typeId() {
+            return 4;
+        }
+    }
+
+    /** The broker id is removed from the cluster. */
+    record UnregisterBroker(int brokerId, long brokerEpoch) implements MetadataRecord {
+        public UnregisterBroker {
+            requireBrokerId(brokerId);
+            requireEpoch(brokerEpoch);
+        }
+
+        @Override
+        public short typeId() {
+            return 5;
+        }
+    }
+
+    /** A topic exists with this name and id; its partitions follow as {@link PartitionRecord}s. */
+    record TopicRecord(String name, Uuid topicId) implements MetadataRecord {
+        public TopicRecord {
+            requireText(name, "topic name");
+            requireTopicId(topicId);
+        }
+
+        @Override
+        public short typeId() {
+            return 6;
+        }
+    }
+
+    /**
+     * The full state of one partition (creation, or a snapshot). Partitions of a topic are added in
+     * index order: index {@code n} may only be written once {@code 0..n-1} exist.
+     *
+     * @param elr          eligible leader replicas (KIP-966): outside the ISR but holding every record
+     *                     acknowledged to an {@code acks=all} producer
+     * @param lastKnownElr replicas that were the last ISR/ELR members but restarted after an unclean
+     *                     shutdown: electable only when ISR and ELR are both empty (see {@link LeaderElection})
+     */
+    record PartitionRecord(Uuid topicId, int partition, List<Integer> replicas, List<Integer> isr,
+                           List<Integer> elr, List<Integer> lastKnownElr, int leader, int leaderEpoch,
+                           int partitionEpoch) implements MetadataRecord {
+        public PartitionRecord {
+            requireTopicId(topicId);
+            if (partition < 0) {
+                throw new IllegalArgumentException("negative partition " + partition);
+            }
+            replicas = List.copyOf(replicas);
+            isr = List.copyOf(isr);
+            elr = List.copyOf(elr);
+            lastKnownElr = List.copyOf(lastKnownElr);
+            if (leader < NO_LEADER) {
+                throw new IllegalArgumentException("bad leader " + leader);
+            }
+            if (leaderEpoch < 0 || partitionEpoch < 0) {
+                throw new IllegalArgumentException("negative epoch");
+            }
+        }
+
+        @Override
+        public short typeId() {
+            return 7;
+        }
+    }
+
+    /**
+     * A change to one partition: only the fields that change are set (lists null, leader
+     * {@link #NO_LEADER_CHANGE} when unchanged). Applying it always bumps the partition epoch by one,
+     * and bumps the leader epoch by one when {@code leader} is set.
+     */
+    record PartitionChange(Uuid topicId, int partition, int leader, List<Integer> replicas, List<Integer> isr,
+                           List<Integer> elr, List<Integer> lastKnownElr) implements MetadataRecord {
+        public PartitionChange {
+            requireTopicId(topicId);
+            if (partition < 0) {
+                throw new IllegalArgumentException("negative partition " + partition);
+            }
+            if (leader < NO_LEADER_CHANGE) {
+                throw new IllegalArgumentException("bad leader " + leader);
+            }
+            replicas = replicas == null ? null : List.copyOf(replicas);
+            isr = isr == null ? null : List.copyOf(isr);
+            elr = elr == null ? null : List.copyOf(elr);
+            lastKnownElr = lastKnownElr == null ? null : List.copyOf(lastKnownElr);
+        }
+
+        public boolean changesLeader() {
+            return leader != NO_LEADER_CHANGE;
+        }
+
+        @Override
+        public short typeId() {
+            return 8;
+        }
+    }
+
+    /** The topic, its partitions and its config overrides are gone. */
+    record RemoveTopic(Uuid topicId) implements MetadataRecord {
+        public RemoveTopic {
+            requireTopicId(topicId);
+        }
+
+        @Override
+        public short typeId() {
+            return 9;
+        }
+    }
+
+    /**
+     * One dynamic config key of a broker (name is the broker id, or "" for the cluster-wide default)
+     * or of a topic (name is the topic name). A null value deletes the key.
+     */
+    record ConfigRecord(ConfigResource.Type resourceType, String resourceName, String key, String value)
+            implements MetadataRecord {
+        public ConfigRecord {
+            if (resourceType != ConfigResource.Type.BROKER && resourceType != ConfigResource.Type.TOPIC) {
+                throw new IllegalArgumentException("unsupported config resource type " + resourceType);
+            }
+            Objects.requireNonNull(resourceName, "resourceName");
+            requireText(key, "config key");
+        }
+
+        public ConfigResource resource() {
+            return new ConfigResource(resourceType, resourceName);
+        }
+
+        @Override
+        public short typeId() {
+            return 10;
+        }
+    }
+
+    /**
+     * Producer ids below {@code nextProducerId} are handed out; the block ending there went to
+     * {@code brokerId} (-1 in snapshots). Never decreases.
+     */
+    record ProducerIdBlock(int brokerId, long brokerEpoch, long nextProducerId) implements MetadataRecord {
+        public ProducerIdBlock {
+            if (nextProducerId < 0) {
+                throw new IllegalArgumentException("negative nextProducerId " + nextProducerId);
+            }
+        }
+
+        @Override
+        public short typeId() {
+            return 11;
+        }
+    }
+
+    private static void requireText(String s, String what) {
+        if (s == null || s.isEmpty()) {
+            throw new IllegalArgumentException(what + " must not be empty");
+        }
+    }
+
+    private static void requireBrokerId(int id) {
+        if (id < 0) {
+            throw new IllegalArgumentException("negative broker id " + id);
+        }
+    }
+
+    private static void requireEpoch(long epoch) {
+        if (epoch < 0) {
+            throw new IllegalArgumentException("negative broker epoch " + epoch);
+        }
+    }
+
+    private static void requireTopicId(Uuid id) {
+        if (id == null || Uuid.ZERO_UUID.equals(id)) {
+            throw new IllegalArgumentException("topic id must be set");
+        }
+    }
+}

@@ -1,0 +1,64 @@
+package dev.varve.metadata;
+
+import dev.varve.metadata.MetadataRecord.PartitionChange;
+import dev.varve.metadata.MetadataRecord.PartitionRecord;
+import org.apache.kafka.common.Uuid;
+
+import java.util.List;
+
+/**
+ * One partition's replication state in the metadata image. Immutable.
+ *
+ * <p>Invariants the controller keeps (and the property tests check): the ISR, ELR and last-known-ELR
+ * are disjoint subsets of the replicas; the leader is -1 or an ISR member; epochs never decrease.
+ *
+ * @param replicas       the assigned replicas; the first is the preferred leader
+ * @param isr            in-sync replicas: hold every committed record. Never emptied by fencing: when its
+ *                       last member fails, that member stays so it can lead again when it returns
+ * @param elr            eligible leader replicas (KIP-966): removed from the ISR while it was below
+ *                       {@code min.insync.replicas}, so they hold every record acknowledged to {@code acks=all}
+ * @param lastKnownElr   last ISR/ELR members that came back after an unclean shutdown (see {@link LeaderElection})
+ * @param leader         broker id, or {@link MetadataRecord#NO_LEADER}
+ * @param leaderEpoch    bumped by every leader change (including to and from no leader)
+ * @param partitionEpoch bumped by every change
+ */
+public record PartitionState(int partition, List<Integer> replicas, List<Integer> isr, List<Integer> elr,
+                             List<Integer> lastKnownElr, int leader, int leaderEpoch, int partitionEpoch) {
+    public PartitionState {
+        replicas = List.copyOf(replicas);
+        isr = List.copyOf(isr);
+        elr = List.copyOf(elr);
+        lastKnownElr = List.copyOf(lastKnownElr);
+    }
+
+    static PartitionState of(PartitionRecord r) {
+        return new PartitionState(r.partition(), r.replicas(), r.isr(), r.elr(), r.lastKnownElr(), r.leader(),
+                r.leaderEpoch(), r.partitionEpoch());
+    }
+
+    PartitionRecord toRecord(Uuid topicId) {
+        return new PartitionRecord(topicId, partition, replicas, isr, elr, lastKnownElr, leader, leaderEpoch, partitionEpoch);
+    }
+
+    /** This state with {@code change} applied: partition epoch + 1, leader epoch + 1 when the leader is set. */
+    PartitionState apply(PartitionChange change) {
+        boolean newLeader = change.changesLeader();
+        return new PartitionState(partition,
+                change.replicas() != null ? change.replicas() : replicas,
+                change.isr() != null ? change.isr() : isr,
+                change.elr() != null ? change.elr() : elr,
+                change.lastKnownElr() != null ? change.lastKnownElr() : lastKnownElr,
+                newLeader ? change.leader() : leader,
+                newLeader ? leaderEpoch + 1 : leaderEpoch,
+                partitionEpoch + 1);
+    }
+
+    public boolean hasLeader() {
+        return leader != MetadataRecord.NO_LEADER;
+    }
+
+    /** The first assigned replica: where preferred-leader election moves leadership. */
+    public int preferredLeader() {
+        return replicas.isEmpty() ? MetadataRecord.NO_LEADER : replicas.get(0);
+    }
+}

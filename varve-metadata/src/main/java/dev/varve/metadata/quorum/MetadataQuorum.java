@@ -1,0 +1,420 @@
+package dev.varve.metadata.quorum;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.netty.NettyConfigKeys;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.protocol.exceptions.AlreadyClosedException;
+import org.apache.ratis.protocol.exceptions.LeaderNotReadyException;
+import org.apache.ratis.protocol.exceptions.LeaderSteppingDownException;
+import org.apache.ratis.protocol.exceptions.NotLeaderException;
+import org.apache.ratis.protocol.exceptions.ServerNotReadyException;
+import org.apache.ratis.protocol.exceptions.TransferLeadershipException;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's member of the metadata quorum: a Ratis server (Netty transport) whose replicated log
+ * holds opaque metadata entries (one entry = one serialized batch of metadata records).
+ *
+ * <p>Voters elect a leader; the leader's controller is the only one that acts (it learns so from
+ * {@link MetadataListener#onLeadershipChange} with {@code thisNodeLeads == true}). Listeners
+ * (broker-only nodes) receive every committed entry but never vote or lead. Every member delivers the
+ * committed log to its {@link MetadataListener} in order, once per index, on one thread; see that
+ * interface for the exact contract.
+ *
+ * <p><b>On disk</b> ({@link QuorumConfig#storageDir()}):
+ * <pre>
+ * &lt;storageDir&gt;/&lt;group uuid&gt;/
+ *   in_use.lock
+ *   current/raft-meta, raft-meta.conf, log_&lt;first&gt;-&lt;last&gt;, log_inprogress_&lt;first&gt;   Ratis' log
+ *   sm/snapshot.&lt;term&gt;_&lt;index&gt; (+ .md5)                                    see {@link SnapshotFile}
+ * </pre>
+ * A restart loads the newest intact snapshot and replays the log after it. After each snapshot the
+ * closed log segments it covers are purged.
+ *
+ * <p><b>Threading.</b> All public methods are thread-safe. {@link #append} never blocks; its future
+ * completes on a Ratis or internal thread, so callers must not block inside its callbacks.
+ *
+ * <p>Ratis appears only inside this package: callers see {@code byte[]}, node ids and Kafka exceptions.
+ */
+public final class MetadataQuorum implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(MetadataQuorum.class);
+
+    /** Pause before re-submitting an append that met a leader not ready yet (it is committing its first entry). */
+    private static final long LEADER_NOT_READY_RETRY_MS = 10;
+
+    private final QuorumConfig config;
+    private final RaftGroupId groupId;
+    private final RaftPeerId peerId;
+    private final ClientId clientId = ClientId.randomId();
+    private final AtomicLong callIds = new AtomicLong();
+    private final MetadataStateMachine stateMachine;
+    private final ScheduledExecutorService scheduler;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final RaftServer server;
+    private final RaftServer.Division division;
+
+    private MetadataQuorum(QuorumConfig config, MetadataListener listener, SnapshotSource snapshotSource)
+            throws IOException {
+        this.config = config;
+        this.groupId = RaftGroupId.valueOf(config.groupUuid());
+        this.peerId = peerIdOf(config.nodeId());
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "varve-metadata-quorum-" + config.nodeId());
+            t.setDaemon(true);
+            return t;
+        });
+        this.stateMachine = new MetadataStateMachine(config.nodeId(), listener, snapshotSource, this::onFatal);
+        RaftServer built = null;
+        try {
+            built = RaftServer.newBuilder()
+                    .setServerId(peerId)
+                    .setGroup(RaftGroup.valueOf(groupId, peers(config)))
+                    .setStateMachine(stateMachine)
+                    .setProperties(properties(config, snapshotSource != null))
+                    .setOption(RaftStorage.StartupOption.RECOVER)
+                    .build();
+            built.start();
+            this.server = built;
+            this.division = built.getDivision(groupId);
+        } catch (IOException | RuntimeException e) {
+            scheduler.shutdownNow();
+            if (built != null) {
+                closeQuietly(built);
+            }
+            throw e;
+        }
+        // Ratis' leader notifications cover elections; this also catches a leader that stepped down silently.
+        long refreshMs = Math.max(50, config.electionTimeoutMinMs() / 2);
+        scheduler.scheduleWithFixedDelay(stateMachine::requestLeadershipRefresh, refreshMs, refreshMs,
+                TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * Starts this node's quorum member: recovers or formats its storage, loads the latest snapshot,
+     * binds the Raft port and joins the group. Returns without waiting for an election.
+     *
+     * @param listener receives the committed log (see {@link MetadataListener})
+     * @param snapshotSource supplies snapshots; {@code null} disables snapshots (the log is then kept
+     *        whole and replayed entirely on restart)
+     * @throws IOException when the storage cannot be used or the port cannot be bound
+     */
+    public static MetadataQuorum start(QuorumConfig config, MetadataListener listener, SnapshotSource snapshotSource)
+            throws IOException {
+        Objects.requireNonNull(config, "config");
+        Objects.requireNonNull(listener, "listener");
+        return new MetadataQuorum(config, listener, snapshotSource);
+    }
+
+    /**
+     * Appends one entry to the metadata log.
+     *
+     * <p>The future completes with the entry's log index once a majority of voters has it and it has
+     * been delivered to this node's {@link MetadataListener#onCommitted} — so when it completes, the
+     * local image already contains it. It fails with:
+     * <ul>
+     *   <li>{@link NotQuorumLeaderException} (Kafka's NOT_CONTROLLER) when this node is not the leader, is
+     *       a listener, has just been elected and is not ready within the request timeout, or lost
+     *       leadership before the commit (then the entry may still commit: see that exception);</li>
+     *   <li>{@link TimeoutException} (REQUEST_TIMED_OUT) after {@link QuorumConfig#requestTimeoutMs()};
+     *       the entry may still commit;</li>
+     *   <li>{@link IllegalArgumentException} when the entry is empty or above
+     *       {@link QuorumConfig#maxEntryBytes()};</li>
+     *   <li>{@link KafkaException} for anything else (the quorum member stopped after a listener failure, an
+     *       I/O error in Ratis).</li>
+     * </ul>
+     *
+     * @param entry the bytes to replicate; copied before this method returns
+     */
+    public CompletableFuture<Long> append(byte[] entry) {
+        Objects.requireNonNull(entry, "entry");
+        if (entry.length == 0 || entry.length > config.maxEntryBytes()) {
+            return CompletableFuture.failedFuture(new IllegalArgumentException("metadata entry of " + entry.length
+                    + " bytes; must be 1.." + config.maxEntryBytes()));
+        }
+        Throwable failed = stateMachine.failure();
+        if (failed != null) {
+            return CompletableFuture.failedFuture(new KafkaException("metadata quorum member " + config.nodeId()
+                    + " stopped after a failure", failed));
+        }
+        if (closed.get()) {
+            return CompletableFuture.failedFuture(notLeader("metadata quorum member " + config.nodeId()
+                    + " is closed", OptionalInt.empty()));
+        }
+        if (config.role() == QuorumConfig.Role.LISTENER) {
+            return CompletableFuture.failedFuture(notLeader("node " + config.nodeId()
+                    + " is a metadata quorum listener, not a voter", leaderId()));
+        }
+        CompletableFuture<Long> result = new CompletableFuture<>();
+        long timeoutMs = config.requestTimeoutMs();
+        ScheduledFuture<?> timeout = scheduler.schedule(() -> result.completeExceptionally(new TimeoutException(
+                "metadata append not committed within " + timeoutMs + " ms; it may still commit")),
+                timeoutMs, TimeUnit.MILLISECONDS);
+        result.whenComplete((index, error) -> timeout.cancel(false));
+        submit(Message.valueOf(ByteString.copyFrom(entry)), result, System.nanoTime() + timeoutMs * 1_000_000);
+        return result;
+    }
+
+    private void submit(Message message, CompletableFuture<Long> result, long deadlineNanos) {
+        if (result.isDone()) {
+            return;
+        }
+        RaftClientRequest request = RaftClientRequest.newBuilder()
+                .setClientId(clientId)
+                .setServerId(peerId)
+                .setGroupId(groupId)
+                .setCallId(callIds.incrementAndGet())
+                .setMessage(message)
+                .setType(RaftClientRequest.writeRequestType())
+                .build();
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            reply = server.submitClientRequestAsync(request);
+        } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(translate(e));
+            return;
+        }
+        reply.whenComplete((r, error) -> {
+            if (error != null) {
+                result.completeExceptionally(translate(unwrap(error)));
+            } else if (r.isSuccess()) {
+                result.complete(r.getLogIndex());
+            } else if (r.getLeaderNotReadyException() != null && System.nanoTime() + LEADER_NOT_READY_RETRY_MS
+                    * 1_000_000 < deadlineNanos && !closed.get()) {
+                scheduleRetry(message, result, deadlineNanos);
+            } else {
+                result.completeExceptionally(translate(r.getException()));
+            }
+        });
+    }
+
+    private void scheduleRetry(Message message, CompletableFuture<Long> result, long deadlineNanos) {
+        try {
+            scheduler.schedule(() -> submit(message, result, deadlineNanos), LEADER_NOT_READY_RETRY_MS,
+                    TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            result.completeExceptionally(notLeader("metadata quorum member " + config.nodeId() + " is closed",
+                    OptionalInt.empty()));
+        }
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while (t instanceof CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** Turns Ratis' exceptions into the Kafka types callers understand. */
+    private RuntimeException translate(Throwable t) {
+        if (t instanceof NotLeaderException nle) {
+            RaftPeer suggested = nle.getSuggestedLeader();
+            OptionalInt leader = suggested == null ? leaderId() : OptionalInt.of(nodeIdOf(suggested.getId()));
+            if (leader.equals(OptionalInt.of(config.nodeId()))) {
+                // Ratis fails pending requests this way when the leader steps down (it may win again).
+                return notLeader("node " + config.nodeId() + " lost metadata leadership before the entry committed;"
+                        + " it may still commit", OptionalInt.empty());
+            }
+            return notLeader("node " + config.nodeId() + " is not the metadata leader"
+                    + leader.stream().mapToObj(id -> "; the leader is node " + id).findFirst().orElse(""), leader);
+        }
+        if (t instanceof LeaderNotReadyException) {
+            return notLeader("node " + config.nodeId() + " was just elected metadata leader and is not ready yet",
+                    OptionalInt.of(config.nodeId()));
+        }
+        if (t instanceof LeaderSteppingDownException || t instanceof TransferLeadershipException) {
+            return notLeader("node " + config.nodeId() + " is stepping down as metadata leader", OptionalInt.empty());
+        }
+        if (t instanceof AlreadyClosedException || t instanceof ServerNotReadyException) {
+            return notLeader("metadata quorum member " + config.nodeId() + " is not running: " + t.getMessage(),
+                    OptionalInt.empty());
+        }
+        if (t instanceof RuntimeException re && !(t.getClass().getName().startsWith("org.apache.ratis."))) {
+            return re;
+        }
+        return new KafkaException("metadata append failed on node " + config.nodeId() + ": " + t, t);
+    }
+
+    private static NotQuorumLeaderException notLeader(String message, OptionalInt leaderId) {
+        return new NotQuorumLeaderException(message, leaderId);
+    }
+
+    /**
+     * Whether this node is the leader and has announced it through
+     * {@link MetadataListener#onLeadershipChange} (so its image includes everything committed before).
+     * A snapshot of a moving fact: use the callback to start and stop acting.
+     */
+    public boolean isLeader() {
+        return stateMachine.leads() && division.getInfo().isLeader();
+    }
+
+    /** The leader's node id as this node currently knows it; empty during an election. */
+    public OptionalInt leaderId() {
+        RaftPeerId leader = division.getInfo().getLeaderId();
+        return leader == null ? OptionalInt.empty() : OptionalInt.of(nodeIdOf(leader));
+    }
+
+    /** The current Raft term (the leader epoch). */
+    public long currentTerm() {
+        return division.getInfo().getCurrentTerm();
+    }
+
+    /** The last log index delivered to the listener (or covered by the loaded snapshot); -1 if none. */
+    public long appliedIndex() {
+        return stateMachine.getLastAppliedTermIndex().getIndex();
+    }
+
+    /** The index of the newest snapshot taken or loaded; -1 if none. */
+    public long snapshotIndex() {
+        return stateMachine.snapshotIndex();
+    }
+
+    public QuorumConfig config() {
+        return config;
+    }
+
+    /** The listener failure that stopped this member, if any. */
+    public Optional<Throwable> failure() {
+        return Optional.ofNullable(stateMachine.failure());
+    }
+
+    /**
+     * Stops the Raft server: committed entries still queued are delivered first, then (with
+     * {@link QuorumConfig#snapshotOnClose()}) a snapshot is taken. Pending appends fail with
+     * {@link NotQuorumLeaderException}. Idempotent; every caller returns once the member is fully stopped.
+     */
+    @Override
+    public synchronized void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return; // a second caller waited on the monitor until the first one finished
+        }
+        try {
+            server.close();
+        } catch (IOException e) {
+            log.warn("Node {}: error closing the metadata quorum member", config.nodeId(), e);
+        } finally {
+            scheduler.shutdownNow();
+            stateMachine.close();
+        }
+    }
+
+    private void onFatal(Throwable t) {
+        Thread stopper = new Thread(this::close, "varve-metadata-quorum-stop-" + config.nodeId());
+        stopper.setDaemon(true);
+        stopper.start();
+    }
+
+    // ---------------------------------------------------------------- Ratis set-up
+
+    static RaftPeerId peerIdOf(int nodeId) {
+        return RaftPeerId.valueOf(Integer.toString(nodeId));
+    }
+
+    static int nodeIdOf(RaftPeerId peerId) {
+        return Integer.parseInt(peerId.toString());
+    }
+
+    private static List<RaftPeer> peers(QuorumConfig config) {
+        List<RaftPeer> peers = new ArrayList<>();
+        for (Map.Entry<Integer, InetSocketAddress> e : config.voters().entrySet()) {
+            peers.add(peer(e.getKey(), e.getValue(), RaftPeerRole.FOLLOWER));
+        }
+        for (Map.Entry<Integer, InetSocketAddress> e : config.listeners().entrySet()) {
+            peers.add(peer(e.getKey(), e.getValue(), RaftPeerRole.LISTENER));
+        }
+        return peers;
+    }
+
+    private static RaftPeer peer(int nodeId, InetSocketAddress address, RaftPeerRole role) {
+        String host = address.getHostString();
+        String hostPort = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + address.getPort();
+        return RaftPeer.newBuilder().setId(peerIdOf(nodeId)).setAddress(hostPort).setStartupRole(role).build();
+    }
+
+    private static RaftProperties properties(QuorumConfig config, boolean snapshots) {
+        RaftProperties p = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+        NettyConfigKeys.Server.setHost(p, config.address().getHostString());
+        NettyConfigKeys.Server.setPort(p, config.address().getPort());
+        RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
+
+        RaftServerConfigKeys.Rpc.setTimeoutMin(p, ms(config.electionTimeoutMinMs()));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(p, ms(config.electionTimeoutMaxMs()));
+        if (config.voters().size() == 1) {
+            // Nobody to compete with: a single voter need not wait a whole election timeout at start.
+            RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, ms(10));
+            RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, ms(20));
+        }
+        // Server-to-server RPCs (append entries, votes) must be able to wait longer than an election round.
+        RaftServerConfigKeys.Rpc.setRequestTimeout(p, ms(Math.max(3_000, 2 * config.electionTimeoutMaxMs())));
+
+        // The leader's log appender otherwise waits up to 10 ms to batch: that is most of a commit's latency here.
+        RaftServerConfigKeys.Log.Appender.setWaitTimeMin(p, ms(0));
+
+        boolean autoSnapshot = snapshots && config.snapshotThresholdEntries() > 0;
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(p, autoSnapshot);
+        if (autoSnapshot) {
+            RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(p, config.snapshotThresholdEntries());
+        }
+        RaftServerConfigKeys.Snapshot.setTriggerWhenStopEnabled(p, snapshots && config.snapshotOnClose());
+        RaftServerConfigKeys.Snapshot.setRetentionFileNum(p, config.snapshotsRetained());
+        // Purge the log a snapshot covers even if a follower lags: it then gets the snapshot installed.
+        RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(p, true);
+        RaftServerConfigKeys.Log.setPurgeGap(p, (int) Math.max(1, Math.min(1024,
+                config.snapshotThresholdEntries() == 0 ? 1024 : config.snapshotThresholdEntries())));
+        RaftServerConfigKeys.Log.setSegmentSizeMax(p, SizeInBytes.valueOf(config.logSegmentBytes()));
+        return p;
+    }
+
+    private static TimeDuration ms(long millis) {
+        return TimeDuration.valueOf(millis, TimeUnit.MILLISECONDS);
+    }
+
+    private static void closeQuietly(RaftServer server) {
+        try {
+            server.close();
+        } catch (IOException | RuntimeException e) {
+            log.debug("ignored while cleaning up a failed start", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "MetadataQuorum{node=" + config.nodeId() + ", role=" + config.role() + ", group=" + groupId + "}";
+    }
+}

@@ -1,0 +1,162 @@
+package dev.varve.metadata;
+
+import dev.varve.metadata.MetadataRecord.BeginControlledShutdown;
+import dev.varve.metadata.MetadataRecord.ConfigRecord;
+import dev.varve.metadata.MetadataRecord.Endpoint;
+import dev.varve.metadata.MetadataRecord.FenceBroker;
+import dev.varve.metadata.MetadataRecord.PartitionChange;
+import dev.varve.metadata.MetadataRecord.PartitionRecord;
+import dev.varve.metadata.MetadataRecord.ProducerIdBlock;
+import dev.varve.metadata.MetadataRecord.RegisterBroker;
+import dev.varve.metadata.MetadataRecord.RemoveTopic;
+import dev.varve.metadata.MetadataRecord.TopicRecord;
+import dev.varve.metadata.MetadataRecord.UnfenceBroker;
+import dev.varve.metadata.MetadataRecord.UnregisterBroker;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.IntRange;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.Test;
+
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Random;
+import java.util.zip.CRC32C;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class MetadataRecordSerdeTest {
+
+    static Arbitrary<MetadataRecord> records() {
+        Arbitrary<Integer> broker = Arbitraries.integers().between(0, 20);
+        Arbitrary<Long> epoch = Arbitraries.longs().between(0, 1_000_000);
+        Arbitrary<Uuid> uuid = Arbitraries.longs().tuple2().map(t -> new Uuid(t.get1(), t.get2()))
+                .filter(u -> !Uuid.ZERO_UUID.equals(u));
+        Arbitrary<String> text = Arbitraries.strings().ofMinLength(1).ofMaxLength(20);
+        Arbitrary<List<Integer>> ints = broker.list().ofMaxSize(5);
+        Arbitrary<List<Integer>> nullableInts = ints.injectNull(0.3);
+        Arbitrary<Endpoint> endpoint = Combinators.combine(text, text, Arbitraries.integers().between(0, 65535)).as(Endpoint::new);
+        return Arbitraries.oneOf(
+                Combinators.combine(broker, uuid, epoch, endpoint.list().ofMaxSize(3), text.injectNull(0.5), Arbitraries.of(true, false))
+                        .as(RegisterBroker::new),
+                Combinators.combine(broker, epoch).as(FenceBroker::new),
+                Combinators.combine(broker, epoch).as(UnfenceBroker::new),
+                Combinators.combine(broker, epoch).as(BeginControlledShutdown::new),
+                Combinators.combine(broker, epoch).as(UnregisterBroker::new),
+                Combinators.combine(text, uuid).as(TopicRecord::new),
+                Combinators.combine(uuid, Arbitraries.integers().between(0, 1000), ints, ints, ints, ints,
+                        Arbitraries.integers().between(-1, 20), Arbitraries.integers().between(0, 1000))
+                        .as((id, p, r, i, e, l, leader, le) -> new PartitionRecord(id, p, r, i, e, l, leader, le, le + 1)),
+                Combinators.combine(uuid, Arbitraries.integers().between(0, 1000), Arbitraries.integers().between(-2, 20),
+                        nullableInts, nullableInts, nullableInts, nullableInts).as(PartitionChange::new),
+                uuid.map(RemoveTopic::new),
+                Combinators.combine(Arbitraries.of(ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC), text, text,
+                        text.injectNull(0.3)).as(ConfigRecord::new),
+                Combinators.combine(Arbitraries.integers().between(-1, 20), Arbitraries.longs().between(-1, 100),
+                        Arbitraries.longs().between(0, Long.MAX_VALUE)).as(ProducerIdBlock::new));
+    }
+
+    @Provide
+    Arbitrary<List<MetadataRecord>> batches() {
+        return records().list().ofMaxSize(30);
+    }
+
+    @Property(tries = 200)
+    void roundTrip(@ForAll("batches") List<MetadataRecord> batch) {
+        assertThat(MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(batch))).isEqualTo(batch);
+    }
+
+    @Property(tries = 150)
+    void everyTruncationFailsCleanly(@ForAll("batches") List<MetadataRecord> batch, @ForAll @IntRange(min = 1, max = 10_000) int cut) {
+        byte[] bytes = MetadataRecordSerde.serialize(batch);
+        int length = Math.max(0, bytes.length - cut);
+        byte[] truncated = java.util.Arrays.copyOf(bytes, length);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(truncated)).isInstanceOf(CorruptMetadataException.class);
+    }
+
+    /** Random corruption with the CRC recomputed, so the parser itself meets the garbage: a clean error or valid records. */
+    @Property(tries = 300)
+    void corruptionBehindAValidCrcNeverEscapes(@ForAll("batches") List<MetadataRecord> batch, @ForAll long seed) {
+        Random r = new Random(seed);
+        byte[] bytes = MetadataRecordSerde.serialize(batch);
+        int flips = 1 + r.nextInt(8);
+        for (int i = 0; i < flips; i++) {
+            int at = 6 + r.nextInt(bytes.length - 6);
+            bytes[at] = r.nextInt(4) == 0 ? (byte) 0xFF : (byte) r.nextInt(256);
+        }
+        fixCrc(bytes);
+        try {
+            List<MetadataRecord> read = MetadataRecordSerde.deserialize(bytes);
+            assertThat(MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(read))).isEqualTo(read);
+        } catch (CorruptMetadataException expected) {
+            assertThat(expected.getMessage()).isNotBlank();
+        }
+    }
+
+    @Property(tries = 100)
+    void randomBytesFailCleanly(@ForAll byte[] bytes) {
+        try {
+            MetadataRecordSerde.deserialize(bytes);
+        } catch (CorruptMetadataException expected) {
+            return;
+        }
+        // Only a valid empty-enough batch could parse; random bytes essentially never carry a right CRC.
+    }
+
+    @Test
+    void flippedByteFailsTheCrc() {
+        byte[] bytes = MetadataRecordSerde.serialize(List.of(new FenceBroker(1, 2)));
+        bytes[bytes.length - 1] ^= 1;
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(bytes))
+                .isInstanceOf(CorruptMetadataException.class).hasMessageContaining("CRC");
+    }
+
+    @Test
+    void hugeCountsAreRefusedBeforeAllocating() {
+        // record count 2^31-1 in a 10-byte batch
+        ByteBuffer b = ByteBuffer.allocate(10);
+        b.putShort(MetadataRecordSerde.VERSION).putInt(0).putInt(Integer.MAX_VALUE);
+        byte[] bytes = b.array();
+        fixCrc(bytes);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(bytes)).isInstanceOf(CorruptMetadataException.class)
+                .hasMessageContaining("does not fit");
+
+        // a partition record whose replica list claims 2^31-1 entries
+        byte[] ok = MetadataRecordSerde.serialize(List.of(new PartitionRecord(Uuid.randomUuid(), 0, List.of(1), List.of(1),
+                List.of(), List.of(), 1, 0, 0)));
+        int replicasCountAt = 10 + 6 + 16 + 4;
+        ByteBuffer.wrap(ok).putInt(replicasCountAt, Integer.MAX_VALUE);
+        fixCrc(ok);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(ok)).isInstanceOf(CorruptMetadataException.class)
+                .hasMessageContaining("does not fit");
+    }
+
+    @Test
+    void unknownVersionAndTypeAreNamed() {
+        byte[] bytes = MetadataRecordSerde.serialize(List.of(new RemoveTopic(Uuid.randomUuid())));
+        ByteBuffer.wrap(bytes).putShort(10, (short) 99);
+        fixCrc(bytes);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(bytes)).hasMessageContaining("unknown metadata record type 99");
+        ByteBuffer.wrap(bytes).putShort(0, (short) 7);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(bytes)).hasMessageContaining("version 7");
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(new byte[3])).isInstanceOf(CorruptMetadataException.class);
+        assertThatThrownBy(() -> MetadataRecordSerde.deserialize(null)).isInstanceOf(CorruptMetadataException.class);
+    }
+
+    @Test
+    void emptyBatchRoundTrips() {
+        assertThat(MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(List.of()))).isEmpty();
+    }
+
+    static void fixCrc(byte[] bytes) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, 6, bytes.length - 6);
+        ByteBuffer.wrap(bytes).putInt(2, (int) crc.getValue());
+    }
+}
