@@ -4,6 +4,7 @@ import org.apache.kafka.common.message.ApiVersionsRequestData;
 import org.apache.kafka.common.message.ApiVersionsResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.message.ProduceResponseData;
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -248,6 +249,29 @@ class BadInputTest {
                 byte[] body = new byte[in.readInt()];
                 in.readFully(body);
                 assertThat(ByteBuffer.wrap(body).getInt()).isEqualTo(i);
+            }
+        }
+    }
+
+    @Test
+    void aClientPosingAsAFollowerReplicaIsRefusedAndReadsNothing() throws Exception {
+        broker.context().replicaManager().appendAsLeader(new org.apache.kafka.common.TopicPartition("t", 0),
+                MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("secret".getBytes())));
+        Uuid id = broker.context().topics().get("t").orElseThrow().id();
+        try (RawKafkaClient c = new RawKafkaClient(address)) {
+            for (short v : new short[]{11, 14, ApiKeys.FETCH.latestVersion()}) {
+                Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.common.requests.FetchRequest.PartitionData> fetch =
+                        Map.of(new org.apache.kafka.common.TopicPartition("t", 0),
+                                new org.apache.kafka.common.requests.FetchRequest.PartitionData(
+                                        v >= 13 ? id : Uuid.ZERO_UUID, 0, 0, 1 << 20, java.util.Optional.empty()));
+                var builder = org.apache.kafka.common.requests.FetchRequest.Builder.forReplica(v, 7, 1L, 0, 0, fetch);
+                if (v >= 13) {
+                    builder.metadata(org.apache.kafka.common.requests.FetchMetadata.LEGACY);
+                }
+                org.apache.kafka.common.requests.FetchResponse r = c.send(builder, v);
+                var pd = r.data().responses().get(0).partitions().get(0);
+                assertThat(Errors.forCode(pd.errorCode())).as("v%d", v).isEqualTo(Errors.NOT_LEADER_OR_FOLLOWER);
+                assertThat(org.apache.kafka.common.requests.FetchResponse.recordsOrFail(pd).sizeInBytes()).isZero();
             }
         }
     }

@@ -106,13 +106,18 @@ public final class FetchHandler implements ApiHandler {
                     boolean byId = topic.topic() == null || topic.topic().isEmpty();
                     pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                     hasError = true;
+                } else if (follower) {
+                    // A single node has no follower replicas: a fetch claiming to come from one (it would
+                    // read past the high watermark) is refused, as Kafka refuses an unassigned replica.
+                    pd.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
+                    hasError = true;
                 } else {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
                     try {
                         PartitionLog log = broker.replicaManager().log(tp);
                         long hw = log.highWatermark();
-                        long bound = follower ? log.logEndOffset() : hw;
+                        long bound = hw;
                         int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);
                         LogSlice slice = log.read(p.fetchOffset(), Math.max(0, maxBytes), bound, total == 0);
                         pd.setErrorCode(Errors.NONE.code())
