@@ -37,10 +37,14 @@ public final class OffsetsTopic implements GroupStore {
 
     private final BrokerContext broker;
     private final GroupConfig config;
+    /** Fixed at start-up (the existing topic's count, else the configured one), as Kafka fixes it. */
+    private final int partitions;
 
     public OffsetsTopic(BrokerContext broker, GroupConfig config) {
         this.broker = broker;
         this.config = config;
+        this.partitions = broker.topics().get(NAME).map(TopicRegistry.TopicInfo::partitions)
+                .orElse(config.offsetsTopicNumPartitions());
     }
 
     /** The partition of {@code __consumer_offsets} that holds a group. */
@@ -49,8 +53,7 @@ public final class OffsetsTopic implements GroupStore {
     }
 
     private int partitions() {
-        return broker.topics().get(NAME).map(TopicRegistry.TopicInfo::partitions)
-                .orElse(config.offsetsTopicNumPartitions());
+        return partitions;
     }
 
     /** Creates the topic if it does not exist yet (on the first FindCoordinator or commit). */
@@ -59,11 +62,11 @@ public final class OffsetsTopic implements GroupStore {
             return;
         }
         try {
-            broker.createTopic(NAME, config.offsetsTopicNumPartitions(), Map.of(
+            broker.createTopic(NAME, partitions, Map.of(
                     "cleanup.policy", "compact",
                     "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes()),
                     "compression.type", "producer"));
-            LOG.info("created {} with {} partitions", NAME, config.offsetsTopicNumPartitions());
+            LOG.info("created {} with {} partitions", NAME, partitions);
         } catch (TopicExistsException e) {
             // created concurrently
         }

@@ -94,6 +94,11 @@ public final class CreatePartitionsHandler implements ApiHandler {
     private int grow(CreatePartitionsTopic t, boolean validateOnly, int budget) {
         TopicInfo topic = broker.topics().get(t.name()).orElseThrow(() ->
                 new UnknownTopicOrPartitionException("Topic '" + t.name() + "' does not exist."));
+        if (org.apache.kafka.common.internals.Topic.isInternal(t.name())) {
+            // a group's partition is hash % partition count: growing the topic would move groups
+            throw new org.apache.kafka.common.errors.InvalidTopicException("Internal topic " + t.name()
+                    + " cannot get more partitions.");
+        }
         if (t.assignments() != null && !t.assignments().isEmpty()) {
             throw new InvalidRequestException("Manual partition assignments are not supported yet: "
                     + "every partition lives on this broker.");

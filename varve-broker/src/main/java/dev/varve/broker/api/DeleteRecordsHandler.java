@@ -78,6 +78,10 @@ public final class DeleteRecordsHandler implements ApiHandler {
     private DeleteRecordsPartitionResult delete(TopicPartition tp, long offset) {
         DeleteRecordsPartitionResult r = new DeleteRecordsPartitionResult()
                 .setPartitionIndex(tp.partition()).setLowWatermark(DeleteRecordsResponse.INVALID_LOW_WATERMARK);
+        if (org.apache.kafka.common.internals.Topic.isInternal(tp.topic())) {
+            // the group coordinator's state: only compaction and offset expiry remove its records
+            return r.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code());
+        }
         try {
             PartitionLog log = broker.replicaManager().log(tp);
             long target = offset == DeleteRecordsRequest.HIGH_WATERMARK ? log.highWatermark() : offset;

@@ -77,8 +77,10 @@ public final class OffsetCommitHandler extends AllVersionsHandler {
             out.topics().add(rt);
         }
         if (!valid.isEmpty()) {
-            Errors error = offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(),
+            Errors stored = offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(),
                     req.groupInstanceId(), valid);
+            // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9 on
+            Errors error = stored == Errors.GROUP_ID_NOT_FOUND && request.version() < 9 ? Errors.ILLEGAL_GENERATION : stored;
             pending.forEach(s -> s.response().setErrorCode(error.code()));
         } else if (req.topics().isEmpty()) {
             offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid);

@@ -62,6 +62,9 @@ final class ClassicGroup {
     Runnable joinTimer;
     /** The scheduled join completion is the initial delay, which does not complete early. */
     boolean initialDelay;
+    /** Members of the current generation that have not sent SyncGroup yet. */
+    final Set<String> pendingSync = new HashSet<>();
+    Runnable pendingSyncTimer;
     final Map<TopicPartition, GroupRecords.OffsetValue> offsets = new HashMap<>();
 
     ClassicGroup(String groupId, long nowMs) {

@@ -146,8 +146,8 @@ public final class GroupCoordinator {
                     protocols, response);
             case COMPLETING_REBALANCE -> {
                 if (member.sameProtocols(protocols)) {
-                    // the join response was lost: send it again
-                    response.complete(joinResponse(group, member, false));
+                    // the join response was lost: send it again (the leader needs the members again)
+                    response.complete(joinResponse(group, member, group.isLeader(memberId)));
                 } else {
                     updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(), protocols, response);
                 }
@@ -257,6 +257,8 @@ public final class GroupCoordinator {
                 }
             }
         }
+        cancelPendingSync(group);
+        group.pendingSync.clear();
         boolean initial = group.is(State.EMPTY) && config.initialRebalanceDelayMs() > 0;
         group.transitionTo(State.PREPARING_REBALANCE, time.milliseconds());
         LOG.info("group {} preparing to rebalance (generation {}): {}", group.groupId, group.generationId, reason);
@@ -320,18 +322,27 @@ public final class GroupCoordinator {
 
     private void completeJoin(ClassicGroup group) {
         group.initialDelay = false;
-        // members that did not rejoin in time leave the group
+        // Dynamic members that did not rejoin in time leave the group; static members keep their
+        // place (KIP-345): they come back under their instance id without another rebalance.
         for (GroupMember m : List.copyOf(group.members())) {
-            if (!m.isAwaitingJoin()) {
+            if (!m.isAwaitingJoin() && !m.isStatic()) {
                 LOG.info("group {}: member {} did not rejoin in time and is removed", group.groupId, m.memberId());
                 cancelHeartbeat(m);
                 group.remove(m.memberId());
             }
         }
-        for (Runnable cancel : group.pendingMembers.values()) {
-            cancel.run();
+        if (group.size() > 0 && (group.leaderId == null || !group.get(group.leaderId).isAwaitingJoin())) {
+            // the leader must be a member that rejoined: it runs the assignment
+            String rejoined = group.members().stream().filter(GroupMember::isAwaitingJoin)
+                    .map(GroupMember::memberId).findFirst().orElse(null);
+            if (rejoined == null) {
+                // only absent static members: wait another rebalance timeout (their sessions may expire)
+                LOG.info("group {}: no member rejoined; waiting another {} ms", group.groupId, group.maxRebalanceTimeoutMs());
+                scheduleJoinCompletion(group, group.maxRebalanceTimeoutMs(), 0, false);
+                return;
+            }
+            group.leaderId = rejoined;
         }
-        group.pendingMembers.clear();
         group.initNextGeneration(time.milliseconds());
         if (group.is(State.EMPTY)) {
             LOG.info("group {} is empty at generation {}", group.groupId, group.generationId);
@@ -345,9 +356,50 @@ public final class GroupCoordinator {
                 group.size(), group.protocolName);
         for (GroupMember m : group.members()) {
             CompletableFuture<JoinGroupResponseData> f = m.awaitingJoin;
+            if (f == null) {
+                continue; // an absent static member: it learns the generation when it returns
+            }
             m.awaitingJoin = null;
             scheduleHeartbeatExpiry(group, m);
             f.complete(joinResponse(group, m, group.isLeader(m.memberId())));
+        }
+        schedulePendingSync(group);
+    }
+
+    /**
+     * Members of a new generation must send SyncGroup within the rebalance timeout; those that do not
+     * (a leader whose assignor hangs while its heartbeats go on, an absent static member) are removed
+     * and the group rebalances, as Kafka does since 3.2, instead of waiting forever.
+     */
+    private void schedulePendingSync(ClassicGroup group) {
+        cancelPendingSync(group);
+        group.pendingSync.clear();
+        group.members().forEach(m -> group.pendingSync.add(m.memberId()));
+        int generation = group.generationId;
+        group.pendingSyncTimer = timer.schedule(group.maxRebalanceTimeoutMs(), () -> {
+            synchronized (group) {
+                if (group.generationId != generation || group.pendingSync.isEmpty()
+                        || !(group.is(State.COMPLETING_REBALANCE) || group.is(State.STABLE))) {
+                    return;
+                }
+                group.pendingSyncTimer = null;
+                for (String memberId : List.copyOf(group.pendingSync)) {
+                    GroupMember m = group.get(memberId);
+                    if (m != null) {
+                        LOG.info("group {}: member {} sent no SyncGroup within the rebalance timeout and is removed",
+                                group.groupId, memberId);
+                        removeMemberAndUpdateGroup(group, m);
+                    }
+                }
+                group.pendingSync.clear();
+            }
+        });
+    }
+
+    private static void cancelPendingSync(ClassicGroup group) {
+        if (group.pendingSyncTimer != null) {
+            group.pendingSyncTimer.run();
+            group.pendingSyncTimer = null;
         }
     }
 
@@ -394,6 +446,9 @@ public final class GroupCoordinator {
                 return CompletableFuture.completedFuture(syncError(invalid));
             }
             GroupMember member = group.get(req.memberId());
+            if (!group.is(State.PREPARING_REBALANCE)) {
+                group.pendingSync.remove(member.memberId());
+            }
             switch (group.state()) {
                 case PREPARING_REBALANCE -> response.complete(syncError(Errors.REBALANCE_IN_PROGRESS));
                 case STABLE -> {

@@ -56,7 +56,8 @@ public final class GroupOffsets {
         ClassicGroup group = coordinator.groups.get(groupId);
         if (group == null) {
             if (generationId >= 0) {
-                return Errors.ILLEGAL_GENERATION; // a member of a group that no longer exists
+                // a member of a group that no longer exists (the handler answers ILLEGAL_GENERATION before v9)
+                return Errors.GROUP_ID_NOT_FOUND;
             }
             group = coordinator.getOrCreate(groupId);
         }
@@ -161,14 +162,16 @@ public final class GroupOffsets {
             if (group.is(State.DEAD)) {
                 return new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
             }
-            Optional<Set<String>> subscribed = group.subscribedTopics();
-            if (subscribed.isEmpty() && group.size() > 0) {
-                return new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of());
+            if (group.size() > 0 && !org.apache.kafka.clients.consumer.internals.ConsumerProtocol.PROTOCOL_TYPE
+                    .equals(group.protocolType)) {
+                return new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of()); // e.g. a Connect group
             }
+            // topics it cannot tell (no generation yet, an unreadable subscription) count as not subscribed
+            Set<String> subscribed = group.subscribedTopics().orElse(Set.of());
             Map<TopicPartition, Errors> result = new LinkedHashMap<>();
             List<TopicPartition> deleted = new ArrayList<>();
             for (TopicPartition tp : partitions) {
-                if (subscribed.get().contains(tp.topic())) {
+                if (subscribed.contains(tp.topic())) {
                     result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
                 } else {
                     result.put(tp, Errors.NONE);

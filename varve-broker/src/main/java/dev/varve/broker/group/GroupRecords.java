@@ -143,8 +143,8 @@ public final class GroupRecords {
         String leader = r.string(true);
         long stateTimestamp = version >= 2 ? r.int64() : -1L;
         int count = r.int32();
-        // every member takes at least 20 bytes: a count beyond that is a lie, not an allocation
-        if (count < 0 || count > r.remaining() / 20) {
+        // every member takes at least 18 bytes (version 0): a count beyond that is a lie, not an allocation
+        if (count < 0 || count > r.remaining() / 18) {
             throw new CorruptGroupRecordException("member count " + count + " exceeds the bytes present");
         }
         List<MemberValue> members = new ArrayList<>(count);

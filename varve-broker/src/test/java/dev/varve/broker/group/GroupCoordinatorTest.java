@@ -212,6 +212,60 @@ class GroupCoordinatorTest {
     }
 
     @Test
+    void aLeaderWhoseJoinResponseWasLostGetsTheMembersAgain() {
+        JoinGroupResponseData a = joinNew().join();
+        sync(a, Map.of());
+        CompletableFuture<JoinGroupResponseData> bJoin = joinNew();
+        JoinGroupResponseData a2 = join(a.memberId(), null).join();
+        bJoin.join();
+        assertThat(a2.members()).hasSize(2);
+        // CompletingRebalance: the leader's response was lost and it asks again with the same protocols
+        JoinGroupResponseData resent = join(a.memberId(), null).join();
+        assertThat(resent.generationId()).isEqualTo(a2.generationId());
+        assertThat(resent.leader()).isEqualTo(a.memberId());
+        assertThat(resent.members()).hasSize(2);
+    }
+
+    @Test
+    void aStaticMemberAbsentOnlyForTheRebalanceIsKeptAndTheLeaderMovesToOneThatRejoined() {
+        coordinator = new GroupCoordinator(new GroupConfig(5, 1 << 20, 0, 6000, 1_800_000, 100, 60_000, 1000, 4096),
+                timer, timer, store);
+        offsets = new GroupOffsets(coordinator);
+        JoinGroupRequestData staticReq = joinRequest("", "static-s", subscription("t"))
+                .setSessionTimeoutMs(120_000).setRebalanceTimeoutMs(REBALANCE_MS);
+        JoinGroupResponseData s = coordinator.joinGroup(staticReq, V, "c", "h").join();
+        sync(s, Map.of(s.memberId(), new byte[]{1}));
+        CompletableFuture<JoinGroupResponseData> dJoin = joinNew(); // triggers a rebalance; s never rejoins
+        timer.advance(REBALANCE_MS + 1);
+        JoinGroupResponseData d = dJoin.join();
+        assertThat(Errors.forCode(d.errorCode())).isEqualTo(Errors.NONE);
+        assertThat(d.leader()).isEqualTo(d.memberId()); // the leader is a member that rejoined
+        assertThat(d.members()).extracting(JoinGroupResponseData.JoinGroupResponseMember::groupInstanceId)
+                .contains("static-s"); // the absent static member stays in the generation
+    }
+
+    @Test
+    void membersThatNeverSendSyncGroupAreRemovedAfterTheRebalanceTimeout() {
+        JoinGroupResponseData a = joinNew().join();
+        sync(a, Map.of());
+        CompletableFuture<JoinGroupResponseData> bJoin = joinNew();
+        JoinGroupResponseData a2 = join(a.memberId(), null).join();
+        JoinGroupResponseData b = bJoin.join();
+        CompletableFuture<SyncGroupResponseData> bSync = syncAsync(b, Map.of());
+        // the leader a keeps heartbeating but its assignor never finishes: no SyncGroup from it
+        for (long t = 0; t <= REBALANCE_MS; t += 3000) {
+            timer.advance(3000);
+            coordinator.heartbeat("g", a2.memberId(), null, a2.generationId());
+            coordinator.heartbeat("g", b.memberId(), null, b.generationId());
+        }
+        assertThat(Errors.forCode(bSync.join().errorCode())).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        assertThat(coordinator.heartbeat("g", a2.memberId(), null, a2.generationId())).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        JoinGroupResponseData b2 = join(b.memberId(), null).join();
+        assertThat(b2.leader()).isEqualTo(b.memberId());
+        assertThat(b2.members()).hasSize(1);
+    }
+
+    @Test
     void theInitialDelayWaitsForMoreMembersAndExtendsWhileTheyArrive() {
         coordinator = coordinator(3000);
         offsets = new GroupOffsets(coordinator);
