@@ -241,6 +241,14 @@ class GroupApisWireTest {
             assertThat(admin.listTopics().names().get()).doesNotContain(OffsetsTopic.NAME);
             org.assertj.core.api.Assertions.assertThatThrownBy(() -> admin.deleteTopics(List.of(OffsetsTopic.NAME)).all().get())
                     .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> admin.createPartitions(Map.of(OffsetsTopic.NAME,
+                            org.apache.kafka.clients.admin.NewPartitions.increaseTo(10))).all().get())
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class);
+            org.assertj.core.api.Assertions.assertThatThrownBy(() -> admin.deleteRecords(Map.of(
+                            new org.apache.kafka.common.TopicPartition(OffsetsTopic.NAME, 0),
+                            org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(1))).all().get())
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidTopicException.class);
+            assertThat(broker.context().topics().get(OffsetsTopic.NAME).orElseThrow().partitions()).isEqualTo(4);
         }
     }
 
