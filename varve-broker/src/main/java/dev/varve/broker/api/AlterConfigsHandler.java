@@ -25,26 +25,12 @@ import java.util.concurrent.CompletableFuture;
  * persistence and errors are those of {@link IncrementalAlterConfigsHandler}; a null value gets
  * INVALID_REQUEST, as with Kafka.
  */
-public final class AlterConfigsHandler implements ApiHandler {
+public final class AlterConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public AlterConfigsHandler(BrokerContext broker) {
+        super(ApiKeys.ALTER_CONFIGS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.ALTER_CONFIGS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.ALTER_CONFIGS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.ALTER_CONFIGS.latestVersion();
     }
 
     @Override

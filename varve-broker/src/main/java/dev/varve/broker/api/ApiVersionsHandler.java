@@ -17,26 +17,12 @@ import java.util.function.Supplier;
  * this broker does not know gets UNSUPPORTED_VERSION (serialized as v0) with the ranges, so the
  * client retries with one both sides speak.
  */
-public final class ApiVersionsHandler implements ApiHandler {
+public final class ApiVersionsHandler extends AllVersionsHandler {
     private final Supplier<ApiVersionsResponseData.ApiVersionCollection> versions;
 
     public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions) {
+        super(ApiKeys.API_VERSIONS);
         this.versions = versions;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.API_VERSIONS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.API_VERSIONS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.API_VERSIONS.latestVersion();
     }
 
     @Override

@@ -33,28 +33,14 @@ import java.util.concurrent.CompletableFuture;
  * (the limit Kafka's controller puts on records per operation), so a bad count cannot fill the disk
  * with directories; topics past the limit get INVALID_PARTITIONS.
  */
-public final class CreatePartitionsHandler implements ApiHandler {
+public final class CreatePartitionsHandler extends AllVersionsHandler {
     public static final int MAX_NEW_PARTITIONS_PER_REQUEST = 10_000;
 
     private final BrokerContext broker;
 
     public CreatePartitionsHandler(BrokerContext broker) {
+        super(ApiKeys.CREATE_PARTITIONS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.CREATE_PARTITIONS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.CREATE_PARTITIONS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.CREATE_PARTITIONS.latestVersion();
     }
 
     @Override

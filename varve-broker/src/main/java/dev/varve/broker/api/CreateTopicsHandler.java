@@ -29,26 +29,12 @@ import java.util.concurrent.CompletableFuture;
  * number of brokers: one, for now) and configs, then creates the topic and its partition logs.
  * Results carry the topic id, the partition count and (v5+) the effective configs.
  */
-public final class CreateTopicsHandler implements ApiHandler {
+public final class CreateTopicsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public CreateTopicsHandler(BrokerContext broker) {
+        super(ApiKeys.CREATE_TOPICS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.CREATE_TOPICS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.CREATE_TOPICS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.CREATE_TOPICS.latestVersion();
     }
 
     @Override

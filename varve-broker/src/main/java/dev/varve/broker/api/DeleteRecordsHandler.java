@@ -30,26 +30,12 @@ import java.util.concurrent.CompletableFuture;
  * KAFKA_STORAGE_ERROR. On a single node the high watermark is the log end, so there is nothing to
  * wait for and the request's timeout is not needed.
  */
-public final class DeleteRecordsHandler implements ApiHandler {
+public final class DeleteRecordsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public DeleteRecordsHandler(BrokerContext broker) {
+        super(ApiKeys.DELETE_RECORDS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.DELETE_RECORDS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.DELETE_RECORDS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.DELETE_RECORDS.latestVersion();
     }
 
     @Override

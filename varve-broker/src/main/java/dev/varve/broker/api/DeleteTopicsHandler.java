@@ -33,26 +33,12 @@ import java.util.concurrent.CompletableFuture;
  * {@code delete.topic.enable=false} every topic gets TOPIC_DELETION_DISABLED (INVALID_REQUEST before
  * v3, which cannot express it).
  */
-public final class DeleteTopicsHandler implements ApiHandler {
+public final class DeleteTopicsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public DeleteTopicsHandler(BrokerContext broker) {
+        super(ApiKeys.DELETE_TOPICS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.DELETE_TOPICS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.DELETE_TOPICS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.DELETE_TOPICS.latestVersion();
     }
 
     @Override

@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
  * Kafka without an authorizer, every operation the cluster resource supports, since Varve does not
  * authorize requests yet.
  */
-public final class DescribeClusterHandler implements ApiHandler {
+public final class DescribeClusterHandler extends AllVersionsHandler {
     /** Kafka's {@code AclEntry.supportedOperations(CLUSTER)}. */
     private static final int CLUSTER_OPERATIONS = Utils.to32BitField(Set.of(
             AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
@@ -42,22 +42,8 @@ public final class DescribeClusterHandler implements ApiHandler {
     private final BrokerContext broker;
 
     public DescribeClusterHandler(BrokerContext broker) {
+        super(ApiKeys.DESCRIBE_CLUSTER);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.DESCRIBE_CLUSTER;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.DESCRIBE_CLUSTER.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.DESCRIBE_CLUSTER.latestVersion();
     }
 
     @Override

@@ -35,28 +35,14 @@ import java.util.concurrent.CompletableFuture;
  * defaults) lists nothing, since Varve has no dynamic broker configs; other resource types (broker
  * loggers, client metrics, groups) get INVALID_REQUEST.
  */
-public final class DescribeConfigsHandler implements ApiHandler {
+public final class DescribeConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final ConfigDescriber describer;
 
     public DescribeConfigsHandler(BrokerContext broker) {
+        super(ApiKeys.DESCRIBE_CONFIGS);
         this.broker = broker;
         this.describer = new ConfigDescriber(broker);
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.DESCRIBE_CONFIGS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.DESCRIBE_CONFIGS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.DESCRIBE_CONFIGS.latestVersion();
     }
 
     @Override

@@ -38,26 +38,12 @@ import java.util.concurrent.CompletableFuture;
  * it holds a partition the log manager could not load (offline); its healthy partitions are still
  * listed, so an operator sees both. Cordoning (v5) does not exist in Varve: never cordoned.
  */
-public final class DescribeLogDirsHandler implements ApiHandler {
+public final class DescribeLogDirsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public DescribeLogDirsHandler(BrokerContext broker) {
+        super(ApiKeys.DESCRIBE_LOG_DIRS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.DESCRIBE_LOG_DIRS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.DESCRIBE_LOG_DIRS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.DESCRIBE_LOG_DIRS.latestVersion();
     }
 
     @Override

@@ -33,26 +33,12 @@ import java.util.concurrent.CompletableFuture;
  * <p>Fetch sessions are declined: responses carry session id 0, which tells a client to keep
  * sending full requests; a request naming a session gets FETCH_SESSION_ID_NOT_FOUND.
  */
-public final class FetchHandler implements ApiHandler {
+public final class FetchHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public FetchHandler(BrokerContext broker) {
+        super(ApiKeys.FETCH);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.FETCH;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.FETCH.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.FETCH.latestVersion();
     }
 
     @Override

@@ -20,28 +20,14 @@ import java.util.concurrent.CompletableFuture;
  * exist yet: such keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the error a transactional producer
  * also gets from InitProducerId, so it fails at once instead of retrying. v4+ batches several keys.
  */
-public final class FindCoordinatorHandler implements ApiHandler {
+public final class FindCoordinatorHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final OffsetsTopic offsetsTopic;
 
     public FindCoordinatorHandler(BrokerContext broker, OffsetsTopic offsetsTopic) {
+        super(ApiKeys.FIND_COORDINATOR);
         this.broker = broker;
         this.offsetsTopic = offsetsTopic;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.FIND_COORDINATOR;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.FIND_COORDINATOR.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.FIND_COORDINATOR.latestVersion();
     }
 
     @Override

@@ -39,28 +39,14 @@ import java.util.concurrent.CompletableFuture;
  * INVALID_REQUEST (dynamic broker configs are not supported yet); another node's id gets
  * INVALID_REQUEST. Other resource types get INVALID_REQUEST.
  */
-public final class IncrementalAlterConfigsHandler implements ApiHandler {
+public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final ConfigDescriber describer;
 
     public IncrementalAlterConfigsHandler(BrokerContext broker) {
+        super(ApiKeys.INCREMENTAL_ALTER_CONFIGS);
         this.broker = broker;
         this.describer = new ConfigDescriber(broker);
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.INCREMENTAL_ALTER_CONFIGS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.INCREMENTAL_ALTER_CONFIGS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.INCREMENTAL_ALTER_CONFIGS.latestVersion();
     }
 
     @Override

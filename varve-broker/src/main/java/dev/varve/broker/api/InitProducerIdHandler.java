@@ -19,26 +19,12 @@ import java.util.concurrent.CompletableFuture;
  * already has an id asks again after an error (KIP-360) — the same id with the next epoch, or a new
  * id once the epoch would overflow. Transactional ids are refused until transactions are supported.
  */
-public final class InitProducerIdHandler implements ApiHandler {
+public final class InitProducerIdHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public InitProducerIdHandler(BrokerContext broker) {
+        super(ApiKeys.INIT_PRODUCER_ID);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.INIT_PRODUCER_ID;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.INIT_PRODUCER_ID.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.INIT_PRODUCER_ID.latestVersion();
     }
 
     @Override

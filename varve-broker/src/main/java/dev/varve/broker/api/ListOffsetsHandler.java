@@ -22,26 +22,12 @@ import java.util.concurrent.CompletableFuture;
  * ListOffsets: earliest (the log start), latest (the high watermark), the offset of the largest
  * timestamp, and the first offset at or after a timestamp; only committed offsets are reported.
  */
-public final class ListOffsetsHandler implements ApiHandler {
+public final class ListOffsetsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
 
     public ListOffsetsHandler(BrokerContext broker) {
+        super(ApiKeys.LIST_OFFSETS);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.LIST_OFFSETS;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.LIST_OFFSETS.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.LIST_OFFSETS.latestVersion();
     }
 
     @Override

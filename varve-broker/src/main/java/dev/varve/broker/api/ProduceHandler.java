@@ -28,29 +28,15 @@ import java.util.concurrent.CompletableFuture;
  * topic whose min.insync.replicas exceeds the single node's ISR of one gets NOT_ENOUGH_REPLICAS and
  * appends nothing, as with Kafka; acks=0 gets no response. Topics are named (v3-12) or identified (v13+).
  */
-public final class ProduceHandler implements ApiHandler {
+public final class ProduceHandler extends AllVersionsHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
     /** A single node's ISR of every partition: itself. */
     private static final int IN_SYNC_REPLICAS = 1;
     private final BrokerContext broker;
 
     public ProduceHandler(BrokerContext broker) {
+        super(ApiKeys.PRODUCE);
         this.broker = broker;
-    }
-
-    @Override
-    public ApiKeys apiKey() {
-        return ApiKeys.PRODUCE;
-    }
-
-    @Override
-    public short minVersion() {
-        return ApiKeys.PRODUCE.oldestVersion();
-    }
-
-    @Override
-    public short maxVersion() {
-        return ApiKeys.PRODUCE.latestVersion();
     }
 
     @Override
