@@ -115,6 +115,16 @@ public final class ControllerLogic {
         return topics.createPartitions(image, request, validateOnly);
     }
 
+    /**
+     * Checks a topic's complete set of config overrides (after an AlterConfigs) with the rules CreateTopics
+     * applies, including the {@link TopicControl.TopicConfigValidator} this controller was built with.
+     *
+     * @throws org.apache.kafka.common.errors.ApiException naming the offending key
+     */
+    public void validateTopicConfigs(String topic, Map<String, String> configs) {
+        topics.validateConfigs(topic, configs);
+    }
+
     // ---- partitions
 
     public ControllerResult<PartitionControl.AlterPartitionReply> alterPartition(

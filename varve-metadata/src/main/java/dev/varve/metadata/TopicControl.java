@@ -156,7 +156,13 @@ public final class TopicControl {
         return placement.place(partitions, rf);
     }
 
-    private void validateConfigs(String topic, Map<String, String> configs) {
+    /**
+     * Checks a topic's config overrides as CreateTopics does: no null values, {@code min.insync.replicas}
+     * at least 1, {@code unclean.leader.election.enable} a boolean, then the injected validator.
+     *
+     * @throws ApiException (INVALID_CONFIG and the like) naming the offending key
+     */
+    void validateConfigs(String topic, Map<String, String> configs) {
         for (Map.Entry<String, String> e : configs.entrySet()) {
             if (e.getValue() == null) {
                 throw new InvalidConfigurationException("Null value not supported for topic configs: " + e.getKey());

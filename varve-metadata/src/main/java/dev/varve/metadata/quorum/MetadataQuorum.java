@@ -275,6 +275,14 @@ public final class MetadataQuorum implements AutoCloseable {
     }
 
     /**
+     * Sets the handler of commands sent with {@link ControllerClient} that reach this node while it leads
+     * (the active controller). Without one, such commands fail.
+     */
+    public void setCommandHandler(CommandHandler handler) {
+        stateMachine.setCommandHandler(handler);
+    }
+
+    /**
      * Whether this node is the leader and has announced it through
      * {@link MetadataListener#onLeadershipChange} (so its image includes everything committed before).
      * A snapshot of a moving fact: use the callback to start and stop acting.
@@ -287,6 +295,12 @@ public final class MetadataQuorum implements AutoCloseable {
     public OptionalInt leaderId() {
         RaftPeerId leader = division.getInfo().getLeaderId();
         return leader == null ? OptionalInt.empty() : OptionalInt.of(nodeIdOf(leader));
+    }
+
+    /** The index of the last entry in this member's Raft log (committed or not); -1 if empty. */
+    public long lastLogIndex() {
+        org.apache.ratis.server.protocol.TermIndex last = division.getRaftLog().getLastEntryTermIndex();
+        return last == null ? -1 : last.getIndex();
     }
 
     /** The current Raft term (the leader epoch). */

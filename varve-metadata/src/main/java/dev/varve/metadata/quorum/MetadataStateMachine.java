@@ -97,6 +97,7 @@ final class MetadataStateMachine extends BaseStateMachine {
     private volatile RaftServer.Division division;
     private volatile long snapshotIndex = RaftLog.INVALID_LOG_INDEX;
     private volatile boolean leads;
+    private volatile CommandHandler commandHandler;
 
     // Touched on the apply thread only.
     private boolean announced;
@@ -169,6 +170,23 @@ final class MetadataStateMachine extends BaseStateMachine {
     }
 
     // ---------------------------------------------------------------- entries (Ratis updater thread)
+
+    void setCommandHandler(CommandHandler handler) {
+        this.commandHandler = handler;
+    }
+
+    /**
+     * A command from {@link ControllerClient}. Ratis delivers read-only requests to the leader only (others
+     * answer NotLeaderException and the client retries at the leader), so this runs on the leader.
+     */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        CommandHandler handler = commandHandler;
+        if (handler == null) {
+            return CompletableFuture.failedFuture(new IllegalStateException("node " + nodeId + " serves no commands"));
+        }
+        return handler.handle(request.getContent().toByteArray()).thenApply(bytes -> Message.valueOf(ByteString.copyFrom(bytes)));
+    }
 
     @Override
     public CompletableFuture<Message> applyTransaction(TransactionContext trx) {

@@ -1,0 +1,98 @@
+package dev.varve.metadata.quorum;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.protocol.ClientId;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.thirdparty.com.google.protobuf.ByteString;
+import org.apache.ratis.util.TimeDuration;
+
+/**
+ * Sends commands to whichever voter currently leads the metadata quorum (the active controller), as
+ * Ratis read-only requests: a voter that does not lead answers with a redirect and the Ratis client
+ * retries at the leader, across elections, within the configured time. The leader's
+ * {@link CommandHandler} serves the command. Used by every broker, including brokers that are not
+ * voters, so commands need no second port: they travel on the voters' Raft endpoints.
+ *
+ * <p>Thread-safe; {@link #send} never blocks.
+ */
+public final class ControllerClient implements AutoCloseable {
+    private final RaftClient client;
+
+    /**
+     * @param voters    the quorum's voters (node id → Raft endpoint)
+     * @param clusterId the cluster id the quorum was formatted with (names the Raft group)
+     * @param requestTimeoutMs how long one attempt may take before the client tries again
+     * @param maxAttempts attempts per command (redirects and connection failures each count one)
+     */
+    public ControllerClient(Map<Integer, InetSocketAddress> voters, String clusterId, long requestTimeoutMs,
+                            int maxAttempts) {
+        QuorumConfig shape = QuorumConfig.builder(voters.keySet().iterator().next(), voters,
+                java.nio.file.Path.of(".")).clusterId(clusterId).build();
+        List<RaftPeer> peers = new ArrayList<>();
+        for (Map.Entry<Integer, InetSocketAddress> e : voters.entrySet()) {
+            String host = e.getValue().getHostString();
+            String hostPort = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + e.getValue().getPort();
+            peers.add(RaftPeer.newBuilder().setId(MetadataQuorum.peerIdOf(e.getKey())).setAddress(hostPort).build());
+        }
+        RaftProperties p = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(requestTimeoutMs, TimeUnit.MILLISECONDS));
+        this.client = RaftClient.newBuilder()
+                .setClientId(ClientId.randomId())
+                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(shape.groupUuid()), peers))
+                .setProperties(p)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(maxAttempts,
+                        TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
+                .build();
+    }
+
+    /**
+     * Sends one command to the active controller.
+     *
+     * @return the reply bytes of the leader's {@link CommandHandler}; fails with {@link TimeoutException}
+     *         when no leader answered within the attempts, {@link KafkaException} otherwise
+     */
+    public CompletableFuture<byte[]> send(byte[] command) {
+        CompletableFuture<byte[]> result = new CompletableFuture<>();
+        client.async().sendReadOnly(Message.valueOf(ByteString.copyFrom(command))).whenComplete((reply, error) -> {
+            if (error != null) {
+                Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+                result.completeExceptionally(new TimeoutException("no metadata leader answered: " + t, t));
+            } else if (!reply.isSuccess()) {
+                result.completeExceptionally(new KafkaException("the controller failed the command: " + reply.getException(),
+                        reply.getException()));
+            } else {
+                result.complete(reply.getMessage().getContent().toByteArray());
+            }
+        });
+        return result;
+    }
+
+    @Override
+    public void close() {
+        try {
+            client.close();
+        } catch (IOException e) {
+            // nothing to do: the connections are gone either way
+        }
+    }
+}

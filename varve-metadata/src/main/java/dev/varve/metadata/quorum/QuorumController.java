@@ -1,0 +1,256 @@
+package dev.varve.metadata.quorum;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.OptionalInt;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import dev.varve.metadata.ControllerApis;
+import dev.varve.metadata.ControllerEnvelope;
+import dev.varve.metadata.ControllerLogic;
+import dev.varve.metadata.ControllerResult;
+import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecordSerde;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The controller role of a voter: while this node leads the metadata quorum it is the active
+ * controller. It serves commands from brokers ({@link ControllerClient} → {@link CommandHandler}) and
+ * fences brokers whose sessions expire, deciding with {@link ControllerLogic} and committing the records
+ * through {@link MetadataQuorum#append}.
+ *
+ * <p><b>One decision at a time.</b> Everything runs on one event thread, and a command is decided only
+ * after the previous decision's records were committed and applied to the local image, so every
+ * decision sees every earlier one (two CreateTopics of one name, two producer-id blocks, can never
+ * both succeed). Decisions without records (most heartbeats) are answered at once. A new term starts
+ * with fresh heartbeat sessions (brokers get a full session timeout to reach the new controller).
+ *
+ * <p>If an append fails (leadership lost, timeout), the entry may still commit later; the controller
+ * answers the command with the error and decides nothing more until the quorum re-announces this node
+ * as leader, which happens only after everything committed before is applied.
+ */
+public final class QuorumController implements CommandHandler, MetadataLoader.ImageListener, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(QuorumController.class);
+
+    private final int nodeId;
+    private final MetadataLoader loader;
+    private final Supplier<ControllerLogic> logicFactory;
+    private final Time time;
+    private final long tickIntervalMs;
+    private final ScheduledExecutorService events;
+    private volatile MetadataQuorum quorum;
+
+    // event thread only
+    private ControllerApis apis;
+    private ControllerLogic logic;
+    private boolean active;
+    private long activeTerm = -1;
+    private boolean inFlight;
+    private final Deque<Runnable> waiting = new ArrayDeque<>();
+    private ScheduledFuture<?> ticker;
+    /** After a failed append: the leader's last log index then; active again once applied up to it. */
+    private long recoverAtIndex = -1;
+    private long recoverTerm = -1;
+
+    public QuorumController(int nodeId, MetadataLoader loader, Supplier<ControllerLogic> logicFactory, Time time,
+                            long tickIntervalMs) {
+        this.nodeId = nodeId;
+        this.loader = loader;
+        this.logicFactory = logicFactory;
+        this.time = time;
+        this.tickIntervalMs = tickIntervalMs;
+        this.events = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "varve-controller-" + nodeId);
+            t.setDaemon(true);
+            return t;
+        });
+        loader.addListener(this);
+    }
+
+    /** Binds the quorum this controller appends to; call right after the quorum started. */
+    public void attach(MetadataQuorum quorum) {
+        this.quorum = quorum;
+        quorum.setCommandHandler(this);
+    }
+
+    /** Whether this node is the active controller right now. */
+    public boolean isActive() {
+        return active;
+    }
+
+    @Override
+    public void onImage(MetadataImage previous, MetadataImage next) {
+        // decisions read loader.image() directly
+    }
+
+    @Override
+    public void onLeadershipChange(OptionalInt leaderId, boolean thisNodeLeads, long term) {
+        run(() -> {
+            recoverAtIndex = -1;
+            if (thisNodeLeads && !(active && activeTerm == term)) {
+                activate(term);
+            } else if (!thisNodeLeads && active) {
+                LOG.info("Node {} is no longer the active controller", nodeId);
+                resign();
+            }
+        });
+    }
+
+    private void activate(long term) {
+        LOG.info("Node {} is the active controller (term {})", nodeId, term);
+        active = true;
+        activeTerm = term;
+        logic = logicFactory.get();
+        apis = new ControllerApis(logic);
+        if (ticker == null) {
+            ticker = events.scheduleWithFixedDelay(this::tick, tickIntervalMs, tickIntervalMs, TimeUnit.MILLISECONDS);
+        }
+        drain();
+    }
+
+    private void resign() {
+        active = false;
+        apis = null;
+        logic = null;
+        // queued commands go back to their senders, who retry at the new leader
+        Runnable r;
+        while ((r = waiting.poll()) != null) {
+            r.run();
+        }
+    }
+
+    @Override
+    public CompletableFuture<byte[]> handle(byte[] command) {
+        CompletableFuture<byte[]> result = new CompletableFuture<>();
+        if (!run(() -> serve(command, result))) {
+            result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "controller " + nodeId + " is closed").encode());
+        }
+        return result;
+    }
+
+    private void serve(byte[] command, CompletableFuture<byte[]> result) {
+        if (!active) {
+            result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " is not the active controller").encode());
+            return;
+        }
+        if (inFlight) {
+            waiting.add(() -> serve(command, result));
+            return;
+        }
+        ControllerEnvelope.Request request;
+        ControllerResult<ApiMessage> decision;
+        try {
+            request = ControllerEnvelope.decodeRequest(command);
+            decision = apis.handle(loader.image(), request.key(), request.data(), time.milliseconds());
+        } catch (ApiException e) {
+            result.complete(ControllerReply.error(Errors.forException(e), e.getMessage()).encode());
+            return;
+        } catch (RuntimeException e) {
+            LOG.error("controller failed to decide a command", e);
+            result.complete(ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
+            return;
+        }
+        byte[] response = ControllerEnvelope.encodeResponse(request.key(), request.version(), decision.response());
+        if (decision.records().isEmpty()) {
+            result.complete(ControllerReply.ok(loader.image().offset(), response).encode());
+            return;
+        }
+        commit(decision, offset -> result.complete(ControllerReply.ok(offset, response).encode()),
+                error -> result.complete(ControllerReply.error(error, "the metadata change may not have been committed").encode()));
+    }
+
+    private void tick() {
+        MetadataQuorum q = quorum;
+        if (!active && recoverAtIndex >= 0 && q != null && q.isLeader() && q.currentTerm() == recoverTerm
+                && q.appliedIndex() >= recoverAtIndex) {
+            // the failed entry is applied or was never appended: the image is complete again
+            recoverAtIndex = -1;
+            activate(recoverTerm);
+        }
+        if (!active || inFlight) {
+            return;
+        }
+        try {
+            ControllerResult<Set<Integer>> fenced = logic.tick(loader.image(), time.milliseconds());
+            if (!fenced.records().isEmpty()) {
+                LOG.info("Fencing brokers {}: no heartbeat within the session timeout", fenced.response());
+                commit(fenced, offset -> { }, error -> { });
+            }
+        } catch (RuntimeException e) {
+            LOG.error("controller tick failed", e);
+        }
+    }
+
+    private void commit(ControllerResult<?> decision, java.util.function.LongConsumer onCommitted,
+                        java.util.function.Consumer<Errors> onFailed) {
+        inFlight = true;
+        MetadataQuorum q = quorum;
+        CompletableFuture<Long> appended = q == null
+                ? CompletableFuture.failedFuture(new IllegalStateException("no quorum attached"))
+                : q.append(MetadataRecordSerde.serialize(decision.records()));
+        appended.whenComplete((index, error) -> run(() -> {
+            inFlight = false;
+            if (error == null) {
+                onCommitted.accept(index);
+                drain();
+            } else {
+                Throwable t = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
+                        ? error.getCause() : error;
+                LOG.warn("Metadata append failed on node {}: {}", nodeId, t.toString());
+                onFailed.accept(t instanceof NotQuorumLeaderException ? Errors.NOT_CONTROLLER : Errors.forException(t));
+                // The entry may still commit: decide nothing more until it is applied (or leadership moves).
+                if (active) {
+                    long term = activeTerm;
+                    resign();
+                    if (q != null && q.isLeader()) {
+                        recoverAtIndex = q.lastLogIndex();
+                        recoverTerm = term;
+                    }
+                }
+            }
+        }));
+    }
+
+    private void drain() {
+        while (!inFlight && active && !waiting.isEmpty()) {
+            waiting.poll().run();
+        }
+    }
+
+    private boolean run(Runnable r) {
+        try {
+            events.execute(() -> {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    LOG.error("controller event failed", e);
+                }
+            });
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        events.shutdownNow();
+        try {
+            events.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
