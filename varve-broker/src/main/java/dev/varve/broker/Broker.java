@@ -74,13 +74,18 @@ public final class Broker implements AutoCloseable {
     private final KafkaServer server;
     private final BrokerContext context;
     private final WheelTimer groupTimer;
+    private final dev.varve.broker.cluster.ClusterServices cluster;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
         this.config = config;
         File firstDir = config.logDirs().get(0);
         Files.createDirectories(firstDir.toPath());
-        String clusterId = loadOrCreateClusterId(firstDir, config.nodeId());
-        TopicRegistry topics = new TopicRegistry(firstDir, config.defaultLogConfig());
+        boolean clustered = config.clustered();
+        String clusterId = loadOrCreateClusterId(firstDir, config.nodeId(),
+                clustered ? dev.varve.broker.cluster.ClusterServices.clusterId(config) : null);
+        // In a cluster the topics come from the metadata image; a single node keeps them in a file.
+        TopicRegistry topics = clustered ? TopicRegistry.fromMetadata(config.defaultLogConfig())
+                : new TopicRegistry(firstDir, config.defaultLogConfig());
         // two threads for retention, flushes and checkpoints, plus one per cleaner thread (a cleaning
         // round holds its thread for its whole length)
         this.scheduler = new ExecutorScheduler(2 + config.cleanerConfig().threads(), "varve-scheduler");
@@ -97,9 +102,16 @@ public final class Broker implements AutoCloseable {
         logManager.startup();
         this.purgatory = new FetchPurgatory();
         ReplicaManager replicaManager = new ReplicaManager(logManager, topics, purgatory);
-        this.context = new BrokerContext(config, clusterId, topics, replicaManager, new ProducerIdManager(firstDir));
-        // On a single node every stored record is committed.
-        logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
+        BrokerContext[] self = new BrokerContext[1];
+        ProducerIdManager producerIds = clustered
+                ? new ProducerIdManager(() -> self[0].cluster().allocateProducerIds())
+                : new ProducerIdManager(firstDir);
+        this.context = new BrokerContext(config, clusterId, topics, replicaManager, producerIds);
+        self[0] = context;
+        if (!clustered) {
+            // On a single node every stored record is committed.
+            logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
+        }
 
         // Groups: replay __consumer_offsets before the first request can reach the coordinator.
         GroupConfig groupConfig = config.groupConfig();
@@ -107,7 +119,9 @@ public final class Broker implements AutoCloseable {
         this.groupTimer = new WheelTimer("group-coordinator-timer");
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
-        offsetsTopic.load(groupOffsets);
+        if (!clustered) {
+            offsetsTopic.load(groupOffsets);
+        }
         context.onTopicDeleted(groupOffsets::removeOffsetsOfTopic);
         scheduler.schedulePeriodic("offsets-retention", groupOffsets::expireOffsets,
                 groupConfig.offsetsRetentionCheckIntervalMs(), groupConfig.offsetsRetentionCheckIntervalMs());
@@ -139,6 +153,14 @@ public final class Broker implements AutoCloseable {
                 new DeleteGroupsHandler(groupOffsets),
                 new OffsetDeleteHandler(context, groupOffsets),
                 new OffsetForLeaderEpochHandler(context)));
+        dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
+        if (clustered) {
+            // Metadata changes are decided by the controller: forward them as the client sent them.
+            handlers.removeIf(h -> FORWARDED.contains(h.apiKey()));
+            for (org.apache.kafka.common.protocol.ApiKeys key : FORWARDED) {
+                handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(key, () -> channel[0]));
+            }
+        }
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);
@@ -165,21 +187,54 @@ public final class Broker implements AutoCloseable {
             advertised.add(new BrokerConfig.Endpoint(e.listenerName(), e.host(), port));
         }
         context.setAdvertised(advertised);
+        if (clustered) {
+            try {
+                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised);
+            } catch (IOException | RuntimeException e) {
+                server.close();
+                logManager.close();
+                throw e;
+            }
+            context.setCluster(cluster);
+            channel[0] = cluster.channel();
+        } else {
+            this.cluster = null;
+        }
     }
 
-    /** Starts a broker; returns once it accepts connections. */
+    private static final java.util.Set<org.apache.kafka.common.protocol.ApiKeys> FORWARDED = java.util.EnumSet.of(
+            org.apache.kafka.common.protocol.ApiKeys.CREATE_TOPICS, org.apache.kafka.common.protocol.ApiKeys.DELETE_TOPICS,
+            org.apache.kafka.common.protocol.ApiKeys.CREATE_PARTITIONS, org.apache.kafka.common.protocol.ApiKeys.ALTER_CONFIGS,
+            org.apache.kafka.common.protocol.ApiKeys.INCREMENTAL_ALTER_CONFIGS, org.apache.kafka.common.protocol.ApiKeys.ELECT_LEADERS);
+
+
+    /**
+     * Starts a broker; returns once it accepts connections. In a cluster it then registers with the
+     * controller in the background: {@link #awaitUnfenced} waits until it serves its partitions.
+     */
     public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
-        if (config.clustered()) {
-            // Refuse rather than run N unrelated single-node brokers that clients would take for a cluster.
-            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.PROCESS_ROLES,
-                    String.join(",", config.processRoles()),
-                    "the metadata quorum is not available in this build yet; remove process.roles and "
-                            + "controller.quorum.voters to run the single-node broker");
-        }
         for (String key : config.unknownKeys()) {
             LOG.warn("ignoring unknown configuration key {}", key);
         }
         return new Broker(config);
+    }
+
+    /** Cluster mode: waits until the controller has unfenced this broker. */
+    public boolean awaitUnfenced(long timeoutMs) throws InterruptedException {
+        if (cluster == null) {
+            return true;
+        }
+        try {
+            cluster.lifecycle().unfenced().get(timeoutMs, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    /** The cluster services, or null on a single node. */
+    public dev.varve.broker.cluster.ClusterServices cluster() {
+        return cluster;
     }
 
     public BrokerContext context() {
@@ -196,7 +251,7 @@ public final class Broker implements AutoCloseable {
         return a.getHostString() + ":" + a.getPort();
     }
 
-    private static String loadOrCreateClusterId(File dir, int nodeId) throws IOException {
+    private static String loadOrCreateClusterId(File dir, int nodeId, String expected) throws IOException {
         File meta = new File(dir, META_PROPERTIES);
         Properties props = new Properties();
         if (meta.exists()) {
@@ -208,11 +263,15 @@ public final class Broker implements AutoCloseable {
             if (node != null && !node.equals(Integer.toString(nodeId))) {
                 throw new IllegalStateException(meta + " belongs to node " + node + ", not node.id=" + nodeId);
             }
+            if (id != null && expected != null && !id.equals(expected)) {
+                throw new IllegalStateException(meta + " belongs to cluster " + id + ", but controller.quorum.voters "
+                        + "make cluster " + expected + ": refusing to mix data of two clusters");
+            }
             if (id != null) {
                 return id;
             }
         }
-        String id = Uuid.randomUuid().toString();
+        String id = expected != null ? expected : Uuid.randomUuid().toString();
         props.setProperty("version", "1");
         props.setProperty("cluster.id", id);
         props.setProperty("node.id", Integer.toString(nodeId));
@@ -227,6 +286,9 @@ public final class Broker implements AutoCloseable {
     @Override
     public void close() throws IOException {
         LOG.info("shutting down");
+        if (cluster != null) {
+            cluster.beginShutdown(config.longValue(BrokerConfig.BROKER_SESSION_TIMEOUT_MS));
+        }
         server.stopAccepting();
         requestThreads.shutdown();
         try {
@@ -235,9 +297,15 @@ public final class Broker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.close();
+        if (cluster != null) {
+            cluster.close();
+        }
         groupTimer.close();
         purgatory.close();
         logManager.close();
+        if (cluster != null) {
+            cluster.recordCleanShutdown();
+        }
         try {
             scheduler.close();
         } catch (InterruptedException e) {

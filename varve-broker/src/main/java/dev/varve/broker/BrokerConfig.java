@@ -61,6 +61,7 @@ public final class BrokerConfig {
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
+    public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
@@ -129,6 +130,7 @@ public final class BrokerConfig {
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2_000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
+            .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), LOW, "Segment size of __consumer_offsets.")
@@ -393,6 +395,10 @@ public final class BrokerConfig {
         return (Integer) values.get(MIN_INSYNC_REPLICAS);
     }
 
+    public boolean uncleanLeaderElectionEnable() {
+        return (Boolean) values.get(UNCLEAN_LEADER_ELECTION_ENABLE);
+    }
+
     public int intValue(String key) {
         return (Integer) values.get(key);
     }
@@ -406,8 +412,9 @@ public final class BrokerConfig {
                 intValue(OFFSET_METADATA_MAX_BYTES));
     }
 
+    /** A numeric setting (INT or LONG) as a long. */
     public long longValue(String key) {
-        return (Long) values.get(key);
+        return ((Number) values.get(key)).longValue();
     }
 
     /** The log cleaner's settings ({@code log.cleaner.*}). */

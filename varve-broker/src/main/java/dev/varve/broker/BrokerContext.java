@@ -70,6 +70,15 @@ public final class BrokerContext {
 
     /** Creates a topic and its partition logs. */
     public TopicRegistry.TopicInfo createTopic(String name, int partitions, Map<String, String> configs) {
+        dev.varve.broker.cluster.ClusterServices c = cluster;
+        if (c != null) {
+            // internal topics: replicated as widely as offsets.topic.replication.factor allows
+            int alive = (int) replicaManager.cluster().image().brokers().values().stream().filter(b -> !b.fenced()).count();
+            short rf = (short) Math.max(1, Math.min(config.intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), alive));
+            c.createTopicAndWait(name, partitions, rf, configs);
+            return topics.get(name).orElseThrow(() -> new org.apache.kafka.common.errors.CoordinatorNotAvailableException(
+                    "topic " + name + " is not in the metadata yet"));
+        }
         synchronized (topics) { // the lock ReplicaManager takes before creating a log
             TopicRegistry.TopicInfo t = topics.create(name, partitions, configs);
             for (int p = 0; p < partitions; p++) {
@@ -77,6 +86,40 @@ public final class BrokerContext {
             }
             return t;
         }
+    }
+
+    private volatile java.util.function.Consumer<String> autoCreate;
+
+    /** Cluster mode: how Metadata's auto-creation reaches the controller. */
+    public void setAutoCreate(java.util.function.Consumer<String> autoCreate) {
+        this.autoCreate = autoCreate;
+    }
+
+    /** Cluster mode: asks the controller to create {@code name} with the defaults, without waiting. */
+    public void forwardCreateTopic(String name) {
+        java.util.function.Consumer<String> c = autoCreate;
+        if (c != null) {
+            c.accept(name);
+        }
+    }
+
+    /** Cluster mode: tells the deletion listeners that the metadata image no longer has {@code name}. */
+    public void fireTopicDeleted(String name) {
+        for (java.util.function.Consumer<String> listener : topicDeletionListeners) {
+            listener.accept(name);
+        }
+    }
+
+    private volatile dev.varve.broker.cluster.ClusterServices cluster;
+
+    /** Cluster mode: topic changes go to the controller. */
+    public void setCluster(dev.varve.broker.cluster.ClusterServices cluster) {
+        this.cluster = cluster;
+    }
+
+    /** The cluster services, or null on a single node. */
+    public dev.varve.broker.cluster.ClusterServices cluster() {
+        return cluster;
     }
 
     /** Called with a topic's name after it is deleted (outside the topic lock), e.g. to drop its offsets. */

@@ -33,18 +33,36 @@ public final class ProducerIdManager {
         }
     };
 
+    /** Cluster mode: reserves the next block of ids with the controller; returns {first, size}. */
+    public interface BlockSource {
+        long[] nextBlock();
+    }
+
     private final CheckpointFile<Long> file;
+    private final BlockSource blocks;
     private long next;
     private long blockEnd;
 
+    /** Cluster mode: ids come in blocks from the controller (AllocateProducerIds), unique cluster-wide. */
+    public ProducerIdManager(BlockSource blocks) {
+        this.file = null;
+        this.blocks = blocks;
+    }
+
     public ProducerIdManager(File dir) throws IOException {
         this.file = new CheckpointFile<>(new File(dir, FILE_NAME), FORMAT);
+        this.blocks = null;
         List<Long> saved = file.read();
         this.next = saved.isEmpty() ? 0 : saved.get(0);
         this.blockEnd = next;
     }
 
     public synchronized long nextProducerId() {
+        if (blocks != null && next >= blockEnd) {
+            long[] block = blocks.nextBlock();
+            next = block[0];
+            blockEnd = block[0] + block[1];
+        }
         if (next >= blockEnd) {
             blockEnd = next + BLOCK_SIZE;
             try {

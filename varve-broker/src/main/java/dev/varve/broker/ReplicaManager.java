@@ -21,6 +21,7 @@ public final class ReplicaManager {
     private final LogManager logManager;
     private final TopicRegistry topics;
     private final FetchPurgatory purgatory;
+    private volatile dev.varve.broker.cluster.ClusterReplicaManager cluster;
 
     public ReplicaManager(LogManager logManager, TopicRegistry topics, FetchPurgatory purgatory) {
         this.logManager = logManager;
@@ -33,6 +34,10 @@ public final class ReplicaManager {
      * topic deletion also holds, so a request racing a deletion cannot re-create a deleted log.
      */
     public PartitionLog log(TopicPartition tp) {
+        dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
+        if (c != null) {
+            return c.leaderLog(tp, -1);
+        }
         Optional<PartitionLog> open = logManager.getLog(tp);
         if (open.isPresent() && hosts(tp)) {
             return open.get();
@@ -50,7 +55,46 @@ public final class ReplicaManager {
         return topic.isPresent() && tp.partition() >= 0 && tp.partition() < topic.get().partitions();
     }
 
+    /** Cluster mode: partitions follow the metadata image (set once at start-up). */
+    public void setCluster(dev.varve.broker.cluster.ClusterReplicaManager cluster) {
+        this.cluster = cluster;
+    }
+
+    /** The cluster-mode replica manager, or null on a single node. */
+    public dev.varve.broker.cluster.ClusterReplicaManager cluster() {
+        return cluster;
+    }
+
+    /**
+     * Appends as leader; with {@code acksAll}, first checks min.insync.replicas (NOT_ENOUGH_REPLICAS).
+     * On a single node the ISR is this broker alone.
+     */
+    public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+        dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
+        if (c != null) {
+            return c.appendAsLeader(tp, records, acksAll);
+        }
+        return appendAsLeader(tp, records);
+    }
+
+    /**
+     * Completes when an acks=all append ending at {@code requiredOffset} is committed (NONE) or cannot
+     * be (an error code). Immediate on a single node: its appends are committed at once.
+     */
+    public java.util.concurrent.CompletableFuture<org.apache.kafka.common.protocol.Errors> awaitAck(
+            TopicPartition tp, long requiredOffset, long timeoutMs) {
+        dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
+        if (c != null) {
+            return c.awaitAck(tp, requiredOffset, timeoutMs);
+        }
+        return java.util.concurrent.CompletableFuture.completedFuture(org.apache.kafka.common.protocol.Errors.NONE);
+    }
+
     public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records) {
+        dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
+        if (c != null) {
+            return c.appendAsLeader(tp, records, false);
+        }
         PartitionLog log = log(tp);
         LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH);
         log.updateHighWatermark(log.logEndOffset());

@@ -83,6 +83,40 @@ public final class TopicRegistry {
     private final Map<String, TopicInfo> byName = new ConcurrentHashMap<>();
     private final Map<Uuid, TopicInfo> byId = new ConcurrentHashMap<>();
 
+    private TopicRegistry(LogConfig brokerDefaults) {
+        this.file = null;
+        this.brokerDefaults = brokerDefaults;
+    }
+
+    /** A registry fed from the cluster's metadata image ({@link #replaceAll}); nothing is written to disk. */
+    public static TopicRegistry fromMetadata(LogConfig brokerDefaults) {
+        return new TopicRegistry(brokerDefaults);
+    }
+
+    /**
+     * Replaces every topic (cluster mode: the metadata image is the source of truth).
+     *
+     * @return the names of topics whose config overrides changed
+     */
+    public synchronized java.util.Set<String> replaceAll(Collection<TopicInfo> topics) {
+        java.util.Set<String> configChanged = new java.util.HashSet<>();
+        Map<String, TopicInfo> next = new java.util.HashMap<>();
+        for (TopicInfo t : topics) {
+            next.put(t.name(), t);
+            TopicInfo before = byName.get(t.name());
+            if (before != null && !before.configs().equals(t.configs())) {
+                configChanged.add(t.name());
+            }
+        }
+        byName.keySet().removeIf(n -> !next.containsKey(n));
+        byId.clear();
+        byName.putAll(next);
+        for (TopicInfo t : next.values()) {
+            byId.put(t.id(), t);
+        }
+        return configChanged;
+    }
+
     public TopicRegistry(File dir, LogConfig brokerDefaults) throws IOException {
         this.file = new CheckpointFile<>(new File(dir, FILE_NAME), FORMAT);
         this.brokerDefaults = brokerDefaults;
@@ -203,6 +237,9 @@ public final class TopicRegistry {
     }
 
     private void persist() {
+        if (file == null) {
+            return;
+        }
         try {
             file.write(new ArrayList<>(new TreeMap<>(byName).values()));
         } catch (IOException e) {

@@ -18,7 +18,7 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = VarveVersion.class,
         description = "Varve: a distributed commit log that speaks the Apache Kafka protocol.",
-        subcommands = {HelpCommand.class, ServerCommand.class, LogCommand.class})
+        subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class, LogCommand.class})
 public final class VarveCommand implements Callable<Integer> {
 
     @Spec

@@ -61,9 +61,22 @@ public final class DescribeClusterHandler extends AllVersionsHandler {
                     .setErrorMessage("Unsupported endpoint type " + data.endpointType());
         } else {
             response.setErrorCode(Errors.NONE.code());
-            broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
-                    new DescribeClusterBroker().setBrokerId(broker.nodeId()).setHost(ep.host()).setPort(ep.port())
-                            .setRack(broker.rack()).setIsFenced(false)));
+            dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
+            if (cluster == null) {
+                broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
+                        new DescribeClusterBroker().setBrokerId(broker.nodeId()).setHost(ep.host()).setPort(ep.port())
+                                .setRack(broker.rack()).setIsFenced(false)));
+            } else {
+                // registered brokers; fenced ones only when asked for (v2+), as in Kafka
+                for (dev.varve.metadata.BrokerRegistration b : cluster.image().brokers().values()) {
+                    if (b.fenced() && !data.includeFencedBrokers()) {
+                        continue;
+                    }
+                    b.endpoint(context.listenerName()).or(() -> b.endpoints().stream().findFirst()).ifPresent(ep ->
+                            response.brokers().add(new DescribeClusterBroker().setBrokerId(b.id()).setHost(ep.host())
+                                    .setPort(ep.port()).setRack(b.rack()).setIsFenced(b.fenced())));
+                }
+            }
             if (data.includeClusterAuthorizedOperations()) {
                 response.setClusterAuthorizedOperations(CLUSTER_OPERATIONS);
             }

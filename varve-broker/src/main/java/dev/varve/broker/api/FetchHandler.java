@@ -2,6 +2,7 @@ package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.broker.cluster.ClusterReplicaManager;
 import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.IsolationLevel;
@@ -92,16 +93,49 @@ public final class FetchHandler extends AllVersionsHandler {
                     boolean byId = topic.topic() == null || topic.topic().isEmpty();
                     pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                     hasError = true;
-                } else if (follower) {
+                } else if (follower && broker.replicaManager().cluster() == null) {
                     // A single node has no follower replicas: a fetch claiming to come from one (it would
                     // read past the high watermark) is refused, as Kafka refuses an unassigned replica.
                     pd.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
                     hasError = true;
+                } else if (follower) {
+                    TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
+                    partitions.add(tp);
+                    int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
+                            ? data.replicaState().replicaId() : data.replicaId();
+                    long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
+                    ClusterReplicaManager.FollowerRead fr = broker.replicaManager().cluster().followerFetch(tp, replicaId,
+                            replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch());
+                    if (fr.error() != Errors.NONE) {
+                        pd.setErrorCode(fr.error().code());
+                        hasError = true;
+                    } else {
+                        pd.setErrorCode(Errors.NONE.code()).setHighWatermark(fr.highWatermark())
+                                .setLastStableOffset(fr.highWatermark()).setLogStartOffset(fr.log().logStartOffset());
+                        if (fr.diverging().isPresent()) {
+                            pd.setDivergingEpoch(new FetchResponseData.EpochEndOffset()
+                                    .setEpoch(fr.diverging().get().epoch()).setEndOffset(fr.diverging().get().endOffset()));
+                            hasError = true; // answer at once: the follower must truncate
+                        } else {
+                            try {
+                                int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);
+                                LogSlice slice = fr.log().read(p.fetchOffset(), Math.max(0, maxBytes), fr.logEndOffset(), total == 0);
+                                pd.setRecords(slice.records());
+                                total += slice.sizeInBytes();
+                                remaining = Math.max(0, remaining - slice.sizeInBytes());
+                            } catch (RuntimeException e) {
+                                pd.setErrorCode(Errors.forException(e).code());
+                                hasError = true;
+                            }
+                        }
+                    }
                 } else {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
                     try {
-                        PartitionLog log = broker.replicaManager().log(tp);
+                        PartitionLog log = broker.replicaManager().cluster() != null
+                                ? broker.replicaManager().cluster().leaderLog(tp, p.currentLeaderEpoch())
+                                : broker.replicaManager().log(tp);
                         long hw = log.highWatermark();
                         long bound = hw;
                         int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);

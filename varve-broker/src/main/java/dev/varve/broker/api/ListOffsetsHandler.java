@@ -39,7 +39,8 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
                     .setName(topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition p : topic.partitions()) {
                 ListOffsetsResponseData.ListOffsetsPartitionResponse r =
-                        answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp());
+                        answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp(),
+                                req.data().replicaId() >= 0, p.currentLeaderEpoch());
                 if (req.version() < 4) {
                     r.setLeaderEpoch(-1); // the field exists from v4; older versions cannot carry it
                 }
@@ -50,13 +51,22 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
         return CompletableFuture.completedFuture(new ListOffsetsResponse(response));
     }
 
-    private ListOffsetsResponseData.ListOffsetsPartitionResponse answer(TopicPartition tp, long timestamp) {
+    /**
+     * @param replica the request comes from a follower replica: LATEST is then the log end (it truncates
+     *                to it when it is ahead of the leader), not the high watermark
+     */
+    private ListOffsetsResponseData.ListOffsetsPartitionResponse answer(TopicPartition tp, long timestamp,
+                                                                       boolean replica, int currentLeaderEpoch) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
                 .setPartitionIndex(tp.partition()).setTimestamp(-1).setOffset(-1)
                 .setLeaderEpoch(ReplicaManager.LEADER_EPOCH);
         try {
-            PartitionLog log = broker.replicaManager().log(tp);
-            long hw = log.highWatermark();
+            dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
+            PartitionLog log = cluster != null ? cluster.leaderLog(tp, currentLeaderEpoch) : broker.replicaManager().log(tp);
+            if (cluster != null) {
+                r.setLeaderEpoch(cluster.leaderEpoch(tp));
+            }
+            long hw = replica ? log.logEndOffset() : log.highWatermark();
             Optional<FileRecords.TimestampAndOffset> found;
             if (timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP || timestamp == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
                 r.setOffset(log.logStartOffset());

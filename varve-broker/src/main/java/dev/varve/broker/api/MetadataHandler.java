@@ -2,6 +2,11 @@ package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.broker.cluster.ClusterReplicaManager;
+import dev.varve.metadata.BrokerRegistration;
+import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.PartitionState;
+import dev.varve.metadata.TopicImage;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
@@ -55,9 +60,23 @@ public final class MetadataHandler implements ApiHandler {
         MetadataResponseData response = new MetadataResponseData()
                 .setClusterId(broker.clusterId())
                 .setControllerId(broker.nodeId());
-        broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
-                new MetadataResponseData.MetadataResponseBroker()
-                        .setNodeId(broker.nodeId()).setHost(ep.host()).setPort(ep.port()).setRack(broker.rack())));
+        ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        if (cluster == null) {
+            broker.advertisedEndpoint(context.listenerName()).ifPresent(ep -> response.brokers().add(
+                    new MetadataResponseData.MetadataResponseBroker()
+                            .setNodeId(broker.nodeId()).setHost(ep.host()).setPort(ep.port()).setRack(broker.rack())));
+        } else {
+            // Brokers the controller has not fenced. The "controller" clients send admin requests to is
+            // this broker, which forwards them to the active controller (as Kafka's brokers do).
+            for (BrokerRegistration b : cluster.image().brokers().values()) {
+                if (b.fenced()) {
+                    continue;
+                }
+                b.endpoint(context.listenerName()).or(() -> b.endpoints().stream().findFirst()).ifPresent(ep ->
+                        response.brokers().add(new MetadataResponseData.MetadataResponseBroker()
+                                .setNodeId(b.id()).setHost(ep.host()).setPort(ep.port()).setRack(b.rack())));
+            }
+        }
         if (data.topics() == null) {
             for (TopicInfo t : broker.topics().all()) {
                 response.topics().add(describe(t, req.version()));
@@ -81,6 +100,16 @@ public final class MetadataHandler implements ApiHandler {
         }
         String name = rt.name();
         Optional<TopicInfo> t = broker.topics().get(name);
+        if (t.isEmpty() && autoCreate && broker.replicaManager().cluster() != null) {
+            // Cluster: ask the controller and tell the client to come back (Kafka answers the same way).
+            try {
+                org.apache.kafka.common.internals.Topic.validate(name);
+            } catch (InvalidTopicException e) {
+                return error(name, Errors.INVALID_TOPIC_EXCEPTION);
+            }
+            broker.forwardCreateTopic(name);
+            return error(name, Errors.LEADER_NOT_AVAILABLE);
+        }
         if (t.isEmpty() && autoCreate) {
             try {
                 t = Optional.of(broker.createTopic(name, broker.config().numPartitions(), Map.of()));
@@ -100,6 +129,33 @@ public final class MetadataHandler implements ApiHandler {
 
     private MetadataResponseData.MetadataResponseTopic describe(TopicInfo t, short version) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
+        ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        if (cluster != null) {
+            MetadataImage image = cluster.image();
+            Optional<TopicImage> topic = image.topic(t.id());
+            for (PartitionState ps : topic.map(TopicImage::partitions).orElse(List.of())) {
+                List<Integer> offline = new ArrayList<>();
+                for (int r : ps.replicas()) {
+                    if (image.broker(r).map(BrokerRegistration::fenced).orElse(true)) {
+                        offline.add(r);
+                    }
+                }
+                partitions.add(new MetadataResponseData.MetadataResponsePartition()
+                        .setPartitionIndex(ps.partition())
+                        .setErrorCode((ps.hasLeader() ? Errors.NONE : Errors.LEADER_NOT_AVAILABLE).code())
+                        .setLeaderId(ps.leader())
+                        .setLeaderEpoch(version >= 7 ? ps.leaderEpoch() : -1)
+                        .setReplicaNodes(ps.replicas())
+                        .setIsrNodes(ps.isr())
+                        .setOfflineReplicas(offline));
+            }
+            return new MetadataResponseData.MetadataResponseTopic()
+                    .setName(t.name())
+                    .setTopicId(version >= 10 ? t.id() : Uuid.ZERO_UUID)
+                    .setErrorCode(Errors.NONE.code())
+                    .setIsInternal(org.apache.kafka.common.internals.Topic.isInternal(t.name()))
+                    .setPartitions(partitions);
+        }
         List<Integer> self = List.of(broker.nodeId());
         for (int p = 0; p < t.partitions(); p++) {
             partitions.add(new MetadataResponseData.MetadataResponsePartition()

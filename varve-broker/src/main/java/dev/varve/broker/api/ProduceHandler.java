@@ -23,8 +23,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Produce: appends each partition's batches all-or-nothing and answers per partition. acks=1 and
- * acks=-1 both answer after the local append (a single node's append is committed); acks=-1 to a
+ * Produce: appends each partition's batches all-or-nothing and answers per partition. acks=1 answers
+ * after the leader's append; acks=-1 once every in-sync replica has the batches (at once on a single
+ * node, whose append is committed), or with NOT_ENOUGH_REPLICAS_AFTER_APPEND / REQUEST_TIMED_OUT; acks=-1 to a
  * topic whose min.insync.replicas exceeds the single node's ISR of one gets NOT_ENOUGH_REPLICAS and
  * appends nothing, as with Kafka; acks=0 gets no response. Topics are named (v3-12) or identified (v13+).
  */
@@ -49,6 +50,8 @@ public final class ProduceHandler extends AllVersionsHandler {
             return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.TransactionalIdAuthorizationException(
                     "transactions are not supported by this broker yet"));
         }
+        boolean clustered = broker.replicaManager().cluster() != null;
+        java.util.List<CompletableFuture<?>> waits = new java.util.ArrayList<>();
         for (ProduceRequestData.TopicProduceData topic : req.data().topicData()) {
             Optional<TopicInfo> info = topic.name() == null || topic.name().isEmpty()
                     ? broker.topics().get(topic.topicId())
@@ -71,12 +74,22 @@ public final class ProduceHandler extends AllVersionsHandler {
                     // only the group coordinator writes __consumer_offsets (its records are its state)
                     pr.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
                             .setErrorMessage("Cannot append to internal topic " + info.get().name());
-                } else if (acks == -1 && minInsyncReplicas(info.get()) > IN_SYNC_REPLICAS) {
+                } else if (!clustered && acks == -1 && minInsyncReplicas(info.get()) > IN_SYNC_REPLICAS) {
                     // acks=all promises min.insync.replicas copies; with fewer in sync, append nothing
                     pr.setErrorCode(Errors.NOT_ENOUGH_REPLICAS.code()).setErrorMessage("The topic requires "
                             + minInsyncReplicas(info.get()) + " in-sync replicas; " + IN_SYNC_REPLICAS + " in sync");
                 } else {
-                    append(new TopicPartition(info.get().name(), partition.index()), partition, pr, req.version());
+                    TopicPartition tp = new TopicPartition(info.get().name(), partition.index());
+                    LogAppendInfo appended = append(tp, partition, pr, req.version(), acks == -1);
+                    if (acks == -1 && appended != null && appended.lastOffset() >= 0) {
+                        // acks=all: answer once every ISR member has the batches (or why not)
+                        waits.add(broker.replicaManager().awaitAck(tp, appended.lastOffset() + 1, req.timeout())
+                                .thenAccept(error -> {
+                                    if (error != Errors.NONE) {
+                                        pr.setErrorCode(error.code()).setErrorMessage(error.message());
+                                    }
+                                }));
+                    }
                 }
                 topicResponse.partitionResponses().add(pr);
             }
@@ -85,7 +98,11 @@ public final class ProduceHandler extends AllVersionsHandler {
         if (acks == 0) {
             return CompletableFuture.completedFuture(null);
         }
-        return CompletableFuture.completedFuture(new ProduceResponse(response));
+        if (waits.isEmpty()) {
+            return CompletableFuture.completedFuture(new ProduceResponse(response));
+        }
+        return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new))
+                .thenApply(v -> new ProduceResponse(response));
     }
 
     /** The topic's min.insync.replicas: its override, else the broker's default. */
@@ -94,17 +111,18 @@ public final class ProduceHandler extends AllVersionsHandler {
         return override != null ? Integer.parseInt(override.trim()) : broker.config().minInsyncReplicas();
     }
 
-    private void append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
-                        ProduceResponseData.PartitionProduceResponse pr, short version) {
+    private LogAppendInfo append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
+                                 ProduceResponseData.PartitionProduceResponse pr, short version, boolean acksAll) {
         try {
             if (!(partition.records() instanceof MemoryRecords records)) {
                 throw new org.apache.kafka.common.errors.CorruptRecordException("records are missing");
             }
-            LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, records);
+            LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, records, acksAll);
             pr.setErrorCode(Errors.NONE.code())
                     .setBaseOffset(info.firstOffset())
                     .setLogAppendTimeMs(info.logAppendTimeMs())
                     .setLogStartOffset(version >= 5 ? broker.replicaManager().log(tp).logStartOffset() : -1);
+            return info;
         } catch (RuntimeException e) {
             Errors error = Errors.forException(e);
             if (error == Errors.UNKNOWN_SERVER_ERROR) {
@@ -113,6 +131,7 @@ public final class ProduceHandler extends AllVersionsHandler {
                 LOG.debug("append to {} refused: {}", tp, e.getMessage());
             }
             pr.setErrorCode(error.code()).setErrorMessage(e.getMessage());
+            return null;
         }
     }
 }

@@ -1,0 +1,216 @@
+package dev.varve.broker.cluster;
+
+import dev.varve.broker.BrokerConfig;
+import dev.varve.metadata.quorum.MetadataLoader;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
+import org.apache.kafka.common.message.BrokerHeartbeatResponseData;
+import org.apache.kafka.common.message.BrokerRegistrationRequestData;
+import org.apache.kafka.common.message.BrokerRegistrationResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A broker's membership of the cluster: registers with the controller (a fresh incarnation id per
+ * process, the broker epoch of its last clean shutdown), sends a heartbeat every
+ * {@code broker.heartbeat.interval.ms} with the offset of its metadata image (the controller unfences it
+ * once caught up), and on shutdown runs controlled shutdown: heartbeats asking to shut down until the
+ * controller has moved every leadership away, so clients see at most a retry.
+ *
+ * <p>The broker epoch of a clean shutdown is written to {@code <log dir>/varve-broker-epoch} after the
+ * logs are closed and removed at the next start: its absence tells the controller the previous run
+ * ended uncleanly (KIP-966's last-replica-standing guard).
+ */
+public final class BrokerLifecycle implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(BrokerLifecycle.class);
+    public static final String EPOCH_FILE = "varve-broker-epoch";
+
+    private final BrokerConfig config;
+    private final ControllerChannel controller;
+    private final MetadataLoader loader;
+    private final List<BrokerConfig.Endpoint> endpoints;
+    private final File epochFile;
+    private final Uuid incarnationId = Uuid.randomUuid();
+    private final long previousBrokerEpoch;
+    private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "broker-lifecycle");
+        t.setDaemon(true);
+        return t;
+    });
+    private final CompletableFuture<Void> unfenced = new CompletableFuture<>();
+    private volatile long brokerEpoch = -1;
+    private volatile boolean shuttingDown;
+    private volatile boolean fenced = true;
+
+    public BrokerLifecycle(BrokerConfig config, ControllerChannel controller, MetadataLoader loader,
+                           List<BrokerConfig.Endpoint> endpoints, File logDir) throws IOException {
+        this.config = config;
+        this.controller = controller;
+        this.loader = loader;
+        this.endpoints = List.copyOf(endpoints);
+        this.epochFile = new File(logDir, EPOCH_FILE);
+        long previous = -1;
+        if (epochFile.exists()) {
+            try {
+                previous = Long.parseLong(Files.readString(epochFile.toPath(), StandardCharsets.UTF_8).trim());
+            } catch (NumberFormatException e) {
+                LOG.warn("Ignoring unreadable {}", epochFile);
+            }
+            Files.delete(epochFile.toPath()); // from now on a crash must look unclean
+        }
+        this.previousBrokerEpoch = previous;
+    }
+
+    /** Starts registering and heart-beating; {@link #unfenced()} completes when the controller unfences this broker. */
+    public void start() {
+        thread.execute(this::register);
+    }
+
+    public CompletableFuture<Void> unfenced() {
+        return unfenced;
+    }
+
+    public long brokerEpoch() {
+        return brokerEpoch;
+    }
+
+    public boolean isFenced() {
+        return fenced;
+    }
+
+    private void register() {
+        if (shuttingDown) {
+            return;
+        }
+        BrokerRegistrationRequestData req = new BrokerRegistrationRequestData()
+                .setBrokerId(config.nodeId())
+                .setClusterId("")
+                .setIncarnationId(incarnationId)
+                .setRack(config.rack())
+                .setPreviousBrokerEpoch(previousBrokerEpoch);
+        for (BrokerConfig.Endpoint e : endpoints) {
+            req.listeners().add(new BrokerRegistrationRequestData.Listener().setName(e.listenerName()).setHost(e.host())
+                    .setPort(e.port()).setSecurityProtocol((short) 0));
+        }
+        controller.send(ApiKeys.BROKER_REGISTRATION, req).whenComplete((reply, error) -> {
+            Errors err = error != null ? Errors.forException(error)
+                    : Errors.forCode(((BrokerRegistrationResponseData) reply.response()).errorCode());
+            if (err != Errors.NONE) {
+                LOG.warn("Broker registration failed ({}); retrying", error != null ? error.getMessage() : err);
+                schedule(this::register, 1000);
+                return;
+            }
+            brokerEpoch = ((BrokerRegistrationResponseData) reply.response()).brokerEpoch();
+            LOG.info("Registered broker {} with broker epoch {}", config.nodeId(), brokerEpoch);
+            schedule(this::heartbeat, 0);
+        });
+    }
+
+    private void heartbeat() {
+        if (shuttingDown) {
+            return;
+        }
+        send(false).whenComplete((resp, error) -> {
+            if (error != null) {
+                LOG.debug("Heartbeat failed: {}", error.getMessage());
+            } else {
+                Errors err = Errors.forCode(resp.errorCode());
+                if (err == Errors.STALE_BROKER_EPOCH || err == Errors.BROKER_ID_NOT_REGISTERED) {
+                    LOG.warn("Heartbeat refused with {}: registering again", err);
+                    schedule(this::register, 0);
+                    return;
+                }
+                if (err == Errors.NONE) {
+                    fenced = resp.isFenced();
+                    if (!resp.isFenced() && !unfenced.isDone()) {
+                        LOG.info("Broker {} is unfenced", config.nodeId());
+                        unfenced.complete(null);
+                    }
+                }
+            }
+            schedule(this::heartbeat, config.longValue(BrokerConfig.BROKER_HEARTBEAT_INTERVAL_MS));
+        });
+    }
+
+    private CompletableFuture<BrokerHeartbeatResponseData> send(boolean wantShutDown) {
+        BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData()
+                .setBrokerId(config.nodeId())
+                .setBrokerEpoch(brokerEpoch)
+                .setCurrentMetadataOffset(loader.image().offset())
+                .setWantFence(false)
+                .setWantShutDown(wantShutDown);
+        return controller.send(ApiKeys.BROKER_HEARTBEAT, req).thenApply(r -> (BrokerHeartbeatResponseData) r.response());
+    }
+
+    private void schedule(Runnable r, long delayMs) {
+        try {
+            thread.schedule(r, delayMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    /**
+     * Controlled shutdown: asks the controller to move this broker's leaderships away and waits (up to
+     * {@code timeoutMs}) until it agrees the broker may stop.
+     */
+    public void controlledShutdown(long timeoutMs) {
+        shuttingDown = true;
+        if (brokerEpoch < 0) {
+            return;
+        }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        while (System.nanoTime() < deadline) {
+            try {
+                BrokerHeartbeatResponseData resp = send(true).get(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())),
+                        TimeUnit.MILLISECONDS);
+                if (resp.errorCode() != Errors.NONE.code() || resp.shouldShutDown()) {
+                    LOG.info("Controlled shutdown complete");
+                    return;
+                }
+            } catch (Exception e) {
+                LOG.warn("Controlled shutdown heartbeat failed: {}", e.toString());
+            }
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+        }
+        LOG.warn("Controlled shutdown did not complete within {} ms; stopping anyway", timeoutMs);
+    }
+
+    /** Records the broker epoch of a clean shutdown; call after every log is flushed and closed. */
+    public void recordCleanShutdown() {
+        if (brokerEpoch < 0) {
+            return;
+        }
+        try {
+            File tmp = new File(epochFile.getPath() + ".tmp");
+            Files.writeString(tmp.toPath(), Long.toString(brokerEpoch), StandardCharsets.UTF_8);
+            Files.move(tmp.toPath(), epochFile.toPath(), StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            LOG.warn("Could not record the clean shutdown in {}", epochFile, e);
+        }
+    }
+
+    @Override
+    public void close() {
+        shuttingDown = true;
+        thread.shutdownNow();
+    }
+}

@@ -1,0 +1,533 @@
+package dev.varve.broker.cluster;
+
+import dev.varve.broker.FetchPurgatory;
+import dev.varve.broker.replication.AckStatus;
+import dev.varve.broker.replication.EpochEndOffsets;
+import dev.varve.broker.replication.EpochFencing;
+import dev.varve.broker.replication.IsrChangeProposal;
+import dev.varve.broker.replication.LeaderAndIsr;
+import dev.varve.broker.replication.LeaderState;
+import dev.varve.metadata.BrokerRegistration;
+import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecord;
+import dev.varve.metadata.PartitionState;
+import dev.varve.metadata.TopicImage;
+import dev.varve.metadata.quorum.MetadataLoader;
+import dev.varve.storage.EpochEntry;
+import dev.varve.storage.LeaderEpochCache;
+import dev.varve.storage.LogAppendInfo;
+import dev.varve.storage.LogManager;
+import dev.varve.storage.PartitionLog;
+import io.netty.util.HashedWheelTimer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
+import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.message.AlterPartitionRequestData;
+import org.apache.kafka.common.message.AlterPartitionResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.ToIntFunction;
+
+/**
+ * The replicas this broker holds in cluster mode, driven by the metadata image: becomes leader or
+ * follower of each partition as the controller decides, appends as leader with the current leader
+ * epoch, serves followers' fetches (tracking their progress, the high watermark and ISR changes),
+ * keeps {@code acks=all} requests waiting until the high watermark covers them, and starts and stops
+ * replica fetchers.
+ *
+ * <p>Image changes are applied on the metadata apply thread, in log order. Request paths take the
+ * partition's monitor only for short state updates; log reads happen outside it.
+ */
+public final class ClusterReplicaManager implements MetadataLoader.ImageListener, AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterReplicaManager.class);
+
+    private final int localId;
+    private final LongSupplier brokerEpoch;
+    private final LogManager logManager;
+    private final FetchPurgatory purgatory;
+    private final ReplicaFetcherManager fetchers;
+    private final ControllerChannel controller;
+    private final Time time;
+    private final long replicaLagTimeMaxMs;
+    private final String listenerName;
+    private final ToIntFunction<String> minInsyncReplicas;
+    private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
+    private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
+        Thread t = new Thread(r, "replica-manager-timer");
+        t.setDaemon(true);
+        return t;
+    }, 5, TimeUnit.MILLISECONDS);
+    private volatile MetadataImage image = MetadataImage.EMPTY;
+    private volatile boolean closed;
+
+    /**
+     * @param listenerName      the listener followers use to reach leaders (the inter-broker listener)
+     * @param minInsyncReplicas a topic's effective {@code min.insync.replicas}
+     */
+    public ClusterReplicaManager(int localId, LongSupplier brokerEpoch, LogManager logManager, FetchPurgatory purgatory,
+                                 ReplicaFetcherManager fetchers, ControllerChannel controller, Time time,
+                                 long replicaLagTimeMaxMs, String listenerName, ToIntFunction<String> minInsyncReplicas) {
+        this.localId = localId;
+        this.brokerEpoch = brokerEpoch;
+        this.logManager = logManager;
+        this.purgatory = purgatory;
+        this.fetchers = fetchers;
+        this.controller = controller;
+        this.time = time;
+        this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
+        this.listenerName = listenerName;
+        this.minInsyncReplicas = minInsyncReplicas;
+        long interval = Math.max(50, replicaLagTimeMaxMs / 2);
+        timer.newTimeout(t -> shrinkIsrs(interval), interval, TimeUnit.MILLISECONDS);
+    }
+
+    // ---------------------------------------------------------------- metadata
+
+    @Override
+    public void onImage(MetadataImage previous, MetadataImage next) {
+        this.image = next;
+        if (closed) {
+            return;
+        }
+        Set<TopicPartition> seen = new HashSet<>();
+        Map<ReplicaFetcherManager.Leader, List<ReplicaFetcherManager.FollowerPartition>> follow = new HashMap<>();
+        Set<Integer> ineligible = new HashSet<>();
+        for (BrokerRegistration b : next.brokers().values()) {
+            if (!b.isEligible()) {
+                ineligible.add(b.id());
+            }
+        }
+        for (TopicImage topic : next.topicsByName().values()) {
+            for (PartitionState state : topic.partitions()) {
+                if (!state.replicas().contains(localId)) {
+                    continue;
+                }
+                TopicPartition tp = new TopicPartition(topic.name(), state.partition());
+                seen.add(tp);
+                try {
+                    apply(tp, topic.id(), state, ineligible, next, follow);
+                } catch (RuntimeException e) {
+                    LOG.error("Could not apply the metadata of {} ({})", tp, state, e);
+                }
+            }
+        }
+        // Partitions no longer assigned here (topic deleted or replica moved away).
+        for (Partition p : List.copyOf(partitions.values())) {
+            if (!seen.contains(p.tp)) {
+                stop(p, true);
+            }
+        }
+        follow.forEach(fetchers::addPartitions);
+    }
+
+    private void apply(TopicPartition tp, Uuid topicId, PartitionState state, Set<Integer> ineligible, MetadataImage next,
+                       Map<ReplicaFetcherManager.Leader, List<ReplicaFetcherManager.FollowerPartition>> follow) {
+        Partition p = partitions.get(tp);
+        if (p != null && !p.topicId.equals(topicId)) {
+            stop(p, true); // a topic re-created under the same name
+            p = null;
+        }
+        if (p == null) {
+            p = new Partition(tp, topicId, logManager.getOrCreateLog(tp));
+            partitions.put(tp, p);
+        }
+        List<Runnable> after = new ArrayList<>();
+        if (state.leader() == localId) {
+            Set<Integer> isr = new HashSet<>(state.isr());
+            LeaderAndIsr lai = new LeaderAndIsr(state.leader(), state.leaderEpoch(), state.partitionEpoch(), state.replicas(), isr);
+            boolean becoming;
+            synchronized (p) {
+                becoming = p.role != Partition.Role.LEADER || p.leaderEpoch != state.leaderEpoch();
+            }
+            if (becoming) {
+                fetchers.removePartitions(List.of(tp)); // no fetcher appends after this
+            }
+            synchronized (p) {
+                if (becoming) {
+                    after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
+                    PartitionLog log = p.log;
+                    long leo = log.logEndOffset();
+                    log.epochCache().assign(state.leaderEpoch(), leo);
+                    p.leader = LeaderState.becomeLeader(localId, brokerEpoch.getAsLong(), lai, leo,
+                            Math.min(log.highWatermark(), leo), minInsyncReplicas.applyAsInt(tp.topic()), replicaLagTimeMaxMs,
+                            time.milliseconds());
+                    p.role = Partition.Role.LEADER;
+                    LOG.info("Leader of {} in epoch {} (ISR {}, log end {})", tp, state.leaderEpoch(), state.isr(), leo);
+                } else if (state.partitionEpoch() > p.partitionEpoch) {
+                    p.leader.onPartitionStateChange(lai, time.milliseconds());
+                }
+                p.leader.setIneligibleReplicas(ineligible);
+                p.leader.setMinInsyncReplicas(minInsyncReplicas.applyAsInt(tp.topic()), time.milliseconds());
+                p.leaderId = localId;
+                p.leaderEpoch = state.leaderEpoch();
+                p.partitionEpoch = state.partitionEpoch();
+                after.addAll(updateHighWatermark(p));
+            }
+        } else {
+            boolean changed;
+            synchronized (p) {
+                changed = p.role != Partition.Role.FOLLOWER || p.leaderEpoch != state.leaderEpoch() || p.leaderId != state.leader();
+                if (changed) {
+                    after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
+                    p.leader = null;
+                    p.role = Partition.Role.FOLLOWER;
+                    p.leaderId = state.leader();
+                    p.leaderEpoch = state.leaderEpoch();
+                }
+                p.partitionEpoch = state.partitionEpoch();
+            }
+            if (changed) {
+                fetchers.removePartitions(List.of(tp));
+                Optional<BrokerRegistration> leader = state.hasLeader() ? next.broker(state.leader()) : Optional.empty();
+                Optional<MetadataRecord.Endpoint> ep = leader.flatMap(b -> b.endpoint(listenerName));
+                if (ep.isPresent()) {
+                    follow.computeIfAbsent(new ReplicaFetcherManager.Leader(state.leader(), ep.get().host(), ep.get().port()),
+                            k -> new ArrayList<>()).add(new ReplicaFetcherManager.FollowerPartition(tp, topicId, state.leaderEpoch(), p.log));
+                }
+                LOG.info("Follower of {} in epoch {} (leader {})", tp, state.leaderEpoch(), state.leader());
+            }
+        }
+        after.forEach(Runnable::run);
+        purgatory.wake(tp);
+    }
+
+    private void stop(Partition p, boolean deleteLog) {
+        fetchers.removePartitions(List.of(p.tp));
+        List<Runnable> after;
+        synchronized (p) {
+            after = p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER);
+            p.leader = null;
+            p.role = null;
+        }
+        partitions.remove(p.tp, p);
+        after.forEach(Runnable::run);
+        if (deleteLog) {
+            try {
+                logManager.deleteLog(p.tp);
+            } catch (RuntimeException e) {
+                LOG.error("Could not delete the log of {}", p.tp, e);
+            }
+        }
+        purgatory.wake(p.tp);
+    }
+
+    /** Copies the leader's HW into the log; returns acks to complete outside the lock. Caller holds p. */
+    private List<Runnable> updateHighWatermark(Partition p) {
+        if (p.leader == null) {
+            return List.of();
+        }
+        long hw = p.leader.highWatermark();
+        if (hw > p.log.highWatermark()) {
+            p.log.updateHighWatermark(hw);
+        }
+        return p.completableAcks();
+    }
+
+    // ---------------------------------------------------------------- produce
+
+    private Partition leaderPartition(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            if (image.topic(tp.topic()).map(t -> tp.partition() < t.partitionCount()).orElse(false)) {
+                throw new NotLeaderOrFollowerException("Broker " + localId + " holds no replica of " + tp);
+            }
+            throw new UnknownTopicOrPartitionException("This server does not host this topic-partition: " + tp);
+        }
+        return p;
+    }
+
+    /**
+     * Appends as leader with the current leader epoch.
+     *
+     * @throws NotLeaderOrFollowerException when this broker is not the leader
+     * @throws NotEnoughReplicasException   for acks=all when the ISR is below min.insync.replicas
+     */
+    public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+        Partition p = leaderPartition(tp);
+        LogAppendInfo info;
+        List<Runnable> after;
+        synchronized (p) {
+            if (p.role != Partition.Role.LEADER) {
+                throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp
+                        + " (the leader is " + p.leaderId + ")");
+            }
+            if (acksAll && p.leader.checkEnoughReplicas() != Errors.NONE) {
+                throw new NotEnoughReplicasException("The ISR of " + tp + " is " + p.leader.isr()
+                        + "; min.insync.replicas is " + p.leader.minInsyncReplicas());
+            }
+            info = p.log.appendAsLeader(records, p.leaderEpoch);
+            p.leader.onLeaderAppend(p.log.logEndOffset(), time.milliseconds());
+            after = updateHighWatermark(p);
+        }
+        after.forEach(Runnable::run);
+        purgatory.wake(tp);
+        return info;
+    }
+
+    /**
+     * Completes with NONE once the high watermark reaches {@code requiredOffset} with enough replicas,
+     * NOT_ENOUGH_REPLICAS_AFTER_APPEND when it got there with too few, NOT_LEADER_OR_FOLLOWER when
+     * leadership moved, REQUEST_TIMED_OUT after {@code timeoutMs}.
+     */
+    public CompletableFuture<Errors> awaitAck(TopicPartition tp, long requiredOffset, long timeoutMs) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
+        }
+        Partition.PendingAck ack = new Partition.PendingAck(requiredOffset);
+        synchronized (p) {
+            if (p.role != Partition.Role.LEADER) {
+                return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            AckStatus status = p.leader.ackStatus(requiredOffset);
+            if (status.isComplete()) {
+                return CompletableFuture.completedFuture(status.error());
+            }
+            p.pendingAcks.add(ack);
+        }
+        timer.newTimeout(t -> {
+            boolean removed;
+            synchronized (p) {
+                removed = p.pendingAcks.remove(ack);
+            }
+            if (removed) {
+                ack.future.complete(Errors.REQUEST_TIMED_OUT);
+            }
+        }, Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
+        return ack.future;
+    }
+
+    // ---------------------------------------------------------------- reads
+
+    /**
+     * The log of a partition this broker leads, for consumers, ListOffsets and OffsetForLeaderEpoch;
+     * {@code currentLeaderEpoch} (−1 when absent) is checked against the leader's (FENCED_LEADER_EPOCH,
+     * UNKNOWN_LEADER_EPOCH).
+     */
+    public PartitionLog leaderLog(TopicPartition tp, int currentLeaderEpoch) {
+        Partition p = leaderPartition(tp);
+        synchronized (p) {
+            if (p.role != Partition.Role.LEADER) {
+                throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp);
+            }
+            Errors e = EpochFencing.validate(currentLeaderEpoch, p.leaderEpoch);
+            if (e != Errors.NONE) {
+                throw e.exception();
+            }
+            return p.log;
+        }
+    }
+
+    /** The leader epoch this broker knows for a partition it leads, or -1. */
+    public int leaderEpoch(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return -1;
+        }
+        synchronized (p) {
+            return p.leaderEpoch;
+        }
+    }
+
+    /** What a follower's fetch of one partition gets: an error, a divergence, or where to read. */
+    public record FollowerRead(Errors error, PartitionLog log, Optional<LeaderEpochCache.EpochEndOffset> diverging,
+                               long highWatermark, long logEndOffset) {
+    }
+
+    /**
+     * A follower's fetch: checks leadership and epochs, answers a divergence (KIP-320), else records the
+     * follower's progress (which may move the HW and propose an ISR expansion) and says where to read
+     * (up to the log end).
+     */
+    public FollowerRead followerFetch(TopicPartition tp, int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch,
+                                      long fetchOffset, int lastFetchedEpoch) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
+        }
+        List<Runnable> after;
+        Optional<IsrChangeProposal> expand;
+        FollowerRead read;
+        synchronized (p) {
+            if (p.role != Partition.Role.LEADER) {
+                return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
+            }
+            Errors e = EpochFencing.validate(currentLeaderEpoch, p.leaderEpoch);
+            if (e != Errors.NONE) {
+                return new FollowerRead(e, null, Optional.empty(), -1, -1);
+            }
+            long leo = p.log.logEndOffset();
+            try {
+                List<EpochEntry> epochs = p.log.epochCache().entries();
+                Optional<LeaderEpochCache.EpochEndOffset> diverging =
+                        EpochEndOffsets.divergingEpoch(epochs, leo, lastFetchedEpoch, fetchOffset);
+                if (diverging.isPresent()) {
+                    return new FollowerRead(Errors.NONE, p.log, diverging, p.leader.highWatermark(), leo);
+                }
+                p.leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, time.milliseconds());
+            } catch (org.apache.kafka.common.errors.ApiException ex) {
+                return new FollowerRead(Errors.forException(ex), null, Optional.empty(), -1, -1);
+            }
+            after = updateHighWatermark(p);
+            expand = p.leader.isrExpandProposal(replicaId);
+            read = new FollowerRead(Errors.NONE, p.log, Optional.empty(), p.leader.highWatermark(), leo);
+        }
+        after.forEach(Runnable::run);
+        if (!after.isEmpty()) {
+            purgatory.wake(tp);
+        }
+        expand.ifPresent(proposal -> sendIsrChange(p, proposal));
+        return read;
+    }
+
+    // ---------------------------------------------------------------- ISR changes
+
+    private void shrinkIsrs(long interval) {
+        if (closed) {
+            return;
+        }
+        try {
+            long now = time.milliseconds();
+            for (Partition p : partitions.values()) {
+                Optional<IsrChangeProposal> shrink;
+                synchronized (p) {
+                    shrink = p.leader == null ? Optional.empty() : p.leader.isrShrinkProposal(now);
+                }
+                shrink.ifPresent(proposal -> {
+                    LOG.info("Shrinking the ISR of {}: {} out of sync", p.tp, proposal.changed());
+                    sendIsrChange(p, proposal);
+                });
+            }
+        } catch (RuntimeException e) {
+            LOG.error("ISR shrink check failed", e);
+        } finally {
+            if (!closed) {
+                timer.newTimeout(t -> shrinkIsrs(interval), interval, TimeUnit.MILLISECONDS);
+            }
+        }
+    }
+
+    private void sendIsrChange(Partition p, IsrChangeProposal proposal) {
+        AlterPartitionRequestData.PartitionData pd = new AlterPartitionRequestData.PartitionData()
+                .setPartitionIndex(p.tp.partition())
+                .setLeaderEpoch(proposal.leaderEpoch())
+                .setPartitionEpoch(proposal.partitionEpoch());
+        for (IsrChangeProposal.IsrMember m : proposal.newIsr()) {
+            pd.newIsrWithEpochs().add(new AlterPartitionRequestData.BrokerState().setBrokerId(m.brokerId())
+                    .setBrokerEpoch(m.brokerEpoch()));
+        }
+        AlterPartitionRequestData req = new AlterPartitionRequestData().setBrokerId(localId).setBrokerEpoch(brokerEpoch.getAsLong());
+        req.topics().add(new AlterPartitionRequestData.TopicData().setTopicId(p.topicId).setPartitions(new ArrayList<>(List.of(pd))));
+        controller.send(ApiKeys.ALTER_PARTITION, req).whenComplete((reply, error) -> {
+            Errors err;
+            AlterPartitionResponseData.PartitionData answer = null;
+            if (error != null) {
+                err = Errors.forException(error);
+            } else {
+                AlterPartitionResponseData resp = (AlterPartitionResponseData) reply.response();
+                err = Errors.forCode(resp.errorCode());
+                if (err == Errors.NONE) {
+                    answer = resp.topics().isEmpty() || resp.topics().get(0).partitions().isEmpty() ? null
+                            : resp.topics().get(0).partitions().get(0);
+                    err = answer == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(answer.errorCode());
+                }
+            }
+            onIsrAnswer(p, proposal, err, answer);
+        });
+    }
+
+    private void onIsrAnswer(Partition p, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
+        List<Runnable> after = List.of();
+        boolean retry = false;
+        synchronized (p) {
+            if (p.leader == null) {
+                return;
+            }
+            if (err == Errors.NONE) {
+                Set<Integer> isr = new HashSet<>(answer.isr());
+                try {
+                    LeaderAndIsr committed = new LeaderAndIsr(answer.leaderId(), answer.leaderEpoch(), answer.partitionEpoch(),
+                            p.leader.replicas(), isr);
+                    p.leader.onIsrCommitted(proposal, committed, time.milliseconds());
+                    if (answer.partitionEpoch() > p.partitionEpoch && answer.leaderEpoch() == p.leaderEpoch) {
+                        p.partitionEpoch = answer.partitionEpoch();
+                    }
+                    after = updateHighWatermark(p);
+                    LOG.info("ISR of {} is now {} (partition epoch {})", p.tp, isr, answer.partitionEpoch());
+                } catch (IllegalArgumentException e) {
+                    LOG.warn("Ignoring the AlterPartition answer for {}: {}", p.tp, e.getMessage());
+                }
+            } else {
+                LeaderState.RejectionOutcome outcome = p.leader.onIsrRejected(proposal, err);
+                LOG.info("AlterPartition for {} refused with {}: {}", p.tp, err, outcome);
+                retry = outcome == LeaderState.RejectionOutcome.RETRY;
+            }
+        }
+        after.forEach(Runnable::run);
+        purgatory.wake(p.tp);
+        if (retry && !closed) {
+            timer.newTimeout(t -> sendIsrChange(p, proposal), 500, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    // ---------------------------------------------------------------- queries
+
+    /** Whether this broker currently leads {@code tp}. */
+    public boolean isLeader(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return false;
+        }
+        synchronized (p) {
+            return p.role == Partition.Role.LEADER;
+        }
+    }
+
+    public MetadataImage image() {
+        return image;
+    }
+
+    /** The partitions this broker leads. */
+    public Collection<TopicPartition> leaderPartitions() {
+        List<TopicPartition> out = new ArrayList<>();
+        for (Partition p : partitions.values()) {
+            if (isLeader(p.tp)) {
+                out.add(p.tp);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        fetchers.close();
+        timer.stop();
+        for (Partition p : partitions.values()) {
+            List<Runnable> after;
+            synchronized (p) {
+                after = p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            after.forEach(Runnable::run);
+        }
+    }
+}

@@ -1,0 +1,265 @@
+package dev.varve.broker.cluster;
+
+import dev.varve.broker.BrokerConfig;
+import dev.varve.broker.BrokerContext;
+import dev.varve.broker.TopicRegistry;
+import dev.varve.metadata.ControllerConfig;
+import dev.varve.metadata.ControllerLogic;
+import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.TopicImage;
+import dev.varve.metadata.quorum.ControllerClient;
+import dev.varve.metadata.quorum.MetadataLoader;
+import dev.varve.metadata.quorum.MetadataQuorum;
+import dev.varve.metadata.quorum.QuorumConfig;
+import dev.varve.metadata.quorum.QuorumController;
+import dev.varve.storage.LogManager;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
+import org.apache.kafka.common.message.AllocateProducerIdsResponseData;
+import org.apache.kafka.common.message.CreateTopicsRequestData;
+import org.apache.kafka.common.message.CreateTopicsResponseData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.utils.Time;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Everything a node runs in cluster mode, started and stopped in order: the metadata quorum member
+ * (Ratis) with its {@link MetadataLoader}, the controller role ({@link QuorumController}) on voters,
+ * and the broker role: the topic registry and replicas driven by the image, the controller channel,
+ * replica fetchers and the broker lifecycle (registration, heartbeats, controlled shutdown).
+ */
+public final class ClusterServices implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(ClusterServices.class);
+
+    private final BrokerConfig config;
+    private final MetadataLoader loader = new MetadataLoader();
+    private final ControllerChannel channel;
+    private final ClusterReplicaManager replicas;
+    private final QuorumController controller;
+    private final BrokerLifecycle lifecycle;
+    private final MetadataQuorum quorum;
+
+    /**
+     * The cluster id every node derives from the voters (same voters, same id), in Kafka's Uuid form.
+     * Data from another cluster is refused at start-up by the meta.properties check.
+     */
+    public static String clusterId(BrokerConfig config) {
+        StringBuilder voters = new StringBuilder();
+        config.quorumVoters().forEach((id, a) -> voters.append(id).append('@').append(a.getHostString()).append(':')
+                .append(a.getPort()).append(','));
+        UUID u = UUID.nameUUIDFromBytes(("varve-cluster/" + voters).getBytes(StandardCharsets.UTF_8));
+        return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits()).toString();
+    }
+
+    public ClusterServices(BrokerConfig config, String clusterId, BrokerContext context, LogManager logManager,
+                           List<BrokerConfig.Endpoint> advertised) throws IOException {
+        this.config = config;
+        Map<Integer, InetSocketAddress> voters = config.quorumVoters();
+        if (!voters.containsKey(config.nodeId())) {
+            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.CONTROLLER_QUORUM_VOTERS,
+                    voters.keySet().toString(), "node.id " + config.nodeId() + " must be one of the voters: broker-only "
+                    + "nodes (outside controller.quorum.voters) are not supported yet");
+        }
+        File firstDir = config.logDirs().get(0);
+        long electionMs = config.longValue(BrokerConfig.CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
+        QuorumConfig qc = QuorumConfig.builder(config.nodeId(), voters, new File(firstDir, "__cluster_metadata").toPath())
+                .clusterId(clusterId)
+                .electionTimeoutMs(electionMs, 2 * electionMs)
+                .build();
+
+        TopicRegistry topics = context.topics();
+        // 1. the topic registry (and log configs) follow the image
+        loader.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
+        // 2. replicas follow the image
+        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, 5_000, 1_000), loader, 30_000);
+        this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir);
+        ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
+                ReplicaFetcherConfig.defaults(), Time.SYSTEM);
+        String interBroker = config.clientListeners().get(0).listenerName();
+        this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
+                context.replicaManager().purgatory(), fetchers, channel, Time.SYSTEM,
+                config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
+                topic -> minInsyncReplicas(topics, topic));
+        loader.addListener(replicas);
+        // 3. requests waiting for an offset are answered after the image is fully applied
+        loader.addListener(channel);
+        context.replicaManager().setCluster(replicas);
+        context.setAutoCreate(this::autoCreate);
+
+        if (config.processRoles().contains("controller")) {
+            ControllerConfig cc = new ControllerConfig(config.longValue(BrokerConfig.BROKER_SESSION_TIMEOUT_MS),
+                    config.numPartitions(), (short) config.defaultReplicationFactor(), config.minInsyncReplicas(),
+                    config.uncleanLeaderElectionEnable(),
+                    config.deleteTopicEnable(), ControllerConfig.DEFAULT_PRODUCER_ID_BLOCK_SIZE);
+            this.controller = new QuorumController(config.nodeId(), loader,
+                    () -> new ControllerLogic(cc, Uuid::randomUuid, (topic, configs) -> validateTopicConfigs(topics, configs)),
+                    Time.SYSTEM, 250);
+        } else {
+            this.controller = null;
+        }
+        this.quorum = MetadataQuorum.start(qc, loader, loader);
+        if (controller != null) {
+            controller.attach(quorum);
+        }
+        lifecycle.start();
+    }
+
+    private static void validateTopicConfigs(TopicRegistry topics, Map<String, String> configs) {
+        Map<String, String> set = new java.util.HashMap<>();
+        configs.forEach((k, v) -> {
+            if (v != null) {
+                set.put(k, v);
+            }
+        });
+        topics.validateConfigs(set);
+    }
+
+    private int minInsyncReplicas(TopicRegistry topics, String topic) {
+        String v = topics.get(topic).map(t -> t.configs().get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG)).orElse(null);
+        try {
+            return v != null ? Integer.parseInt(v.trim()) : config.minInsyncReplicas();
+        } catch (NumberFormatException e) {
+            return config.minInsyncReplicas();
+        }
+    }
+
+    private void publishTopics(BrokerContext context, LogManager logManager, MetadataImage previous, MetadataImage next) {
+        if (previous.topicsByName().equals(next.topicsByName()) && previous.allConfigs().equals(next.allConfigs())) {
+            return;
+        }
+        List<TopicRegistry.TopicInfo> infos = new ArrayList<>();
+        for (TopicImage t : next.topicsByName().values()) {
+            infos.add(new TopicRegistry.TopicInfo(t.name(), t.id(), t.partitionCount(),
+                    next.configs(new ConfigResource(ConfigResource.Type.TOPIC, t.name()))));
+        }
+        Set<String> changed = context.topics().replaceAll(infos);
+        for (String name : changed) {
+            try {
+                logManager.updateTopicConfig(name, context.topics().logConfig(name));
+            } catch (RuntimeException e) {
+                LOG.error("Could not apply the new config of topic {}", name, e);
+            }
+        }
+        for (String name : previous.topicsByName().keySet()) {
+            if (next.topic(name).isEmpty()) {
+                context.fireTopicDeleted(name);
+            }
+        }
+    }
+
+    private void autoCreate(String name) {
+        CreateTopicsRequestData req = new CreateTopicsRequestData().setTimeoutMs(30_000);
+        req.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(-1)
+                .setReplicationFactor((short) -1));
+        channel.send(ApiKeys.CREATE_TOPICS, req).whenComplete((reply, error) -> {
+            if (error != null) {
+                LOG.warn("Auto-creating topic {} failed: {}", name, error.getMessage());
+            }
+        });
+    }
+
+    /**
+     * Creates a topic through the controller and waits until this broker's image has it (used by the
+     * group coordinator for {@code __consumer_offsets}).
+     */
+    public void createTopicAndWait(String name, int partitions, short replicationFactor, Map<String, String> configs) {
+        CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().setName(name)
+                .setNumPartitions(partitions).setReplicationFactor(replicationFactor);
+        configs.forEach((k, v) -> topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().setName(k).setValue(v)));
+        CreateTopicsRequestData req = new CreateTopicsRequestData().setTimeoutMs(30_000);
+        req.topics().add(topic);
+        try {
+            ControllerChannel.Reply reply = channel.send(ApiKeys.CREATE_TOPICS, req).get(30, TimeUnit.SECONDS);
+            CreateTopicsResponseData resp = (CreateTopicsResponseData) reply.response();
+            Errors err = Errors.forCode(resp.topics().iterator().next().errorCode());
+            if (err != Errors.NONE && err != Errors.TOPIC_ALREADY_EXISTS) {
+                throw err.exception();
+            }
+            channel.awaitMetadata(reply.metadataOffset()).get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new org.apache.kafka.common.errors.InterruptException(e);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw cause instanceof org.apache.kafka.common.errors.ApiException api ? api
+                    : new org.apache.kafka.common.errors.CoordinatorNotAvailableException("cannot create " + name + ": " + cause);
+        }
+    }
+
+    /** Reserves the next block of producer ids with the controller: {first, size}. */
+    public long[] allocateProducerIds() {
+        AllocateProducerIdsRequestData req = new AllocateProducerIdsRequestData().setBrokerId(config.nodeId())
+                .setBrokerEpoch(lifecycle.brokerEpoch());
+        try {
+            AllocateProducerIdsResponseData resp = (AllocateProducerIdsResponseData) channel.send(ApiKeys.ALLOCATE_PRODUCER_IDS, req)
+                    .get(30, TimeUnit.SECONDS).response();
+            Errors err = Errors.forCode(resp.errorCode());
+            if (err != Errors.NONE) {
+                throw err.exception();
+            }
+            return new long[]{resp.producerIdStart(), resp.producerIdLen()};
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new org.apache.kafka.common.errors.InterruptException(e);
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            throw new org.apache.kafka.common.errors.CoordinatorLoadInProgressException("no producer ids from the controller: " + e);
+        }
+    }
+
+    public ControllerChannel channel() {
+        return channel;
+    }
+
+    public MetadataLoader loader() {
+        return loader;
+    }
+
+    public BrokerLifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    public ClusterReplicaManager replicas() {
+        return replicas;
+    }
+
+    /** Whether this node is the active controller now. */
+    public boolean isActiveController() {
+        return controller != null && controller.isActive();
+    }
+
+    /** Controlled shutdown: hand leaderships over while still serving. */
+    public void beginShutdown(long timeoutMs) {
+        lifecycle.controlledShutdown(timeoutMs);
+    }
+
+    @Override
+    public void close() {
+        lifecycle.close();
+        replicas.close();
+        if (controller != null) {
+            controller.close();
+        }
+        quorum.close();
+        channel.close();
+    }
+
+    /** After the logs are closed: record the clean shutdown. */
+    public void recordCleanShutdown() {
+        lifecycle.recordCleanShutdown();
+    }
+}

@@ -1,0 +1,146 @@
+package dev.varve.broker.cluster;
+
+import dev.varve.metadata.ControllerEnvelope;
+import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.quorum.ControllerClient;
+import dev.varve.metadata.quorum.ControllerReply;
+import dev.varve.metadata.quorum.MetadataLoader;
+import io.netty.util.HashedWheelTimer;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.ApiMessage;
+import org.apache.kafka.common.protocol.Errors;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The broker's line to the active controller: sends Kafka controller RPCs ({@link ControllerEnvelope})
+ * through {@link ControllerClient}, retries while no controller is active (elections, a new leader
+ * catching up) until a deadline, and can wait until this broker's own metadata image has reached the
+ * offset a decision was committed at, so a client told "created" then finds its topic here.
+ */
+public final class ControllerChannel implements MetadataLoader.ImageListener, AutoCloseable {
+    /** A decided command: the controller's response and the metadata offset it is committed at. */
+    public record Reply(ApiMessage response, long metadataOffset) {
+    }
+
+    private static final long RETRY_BACKOFF_MS = 100;
+
+    private final ControllerClient client;
+    private final MetadataLoader loader;
+    private final long timeoutMs;
+    private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
+        Thread t = new Thread(r, "controller-channel-timer");
+        t.setDaemon(true);
+        return t;
+    }, 10, TimeUnit.MILLISECONDS);
+    private final CopyOnWriteArrayList<OffsetWaiter> waiters = new CopyOnWriteArrayList<>();
+
+    private record OffsetWaiter(long offset, CompletableFuture<Void> future) {
+    }
+
+    public ControllerChannel(ControllerClient client, MetadataLoader loader, long timeoutMs) {
+        this.client = client;
+        this.loader = loader;
+        this.timeoutMs = timeoutMs;
+        loader.addListener(this);
+    }
+
+    /**
+     * Sends {@code request} (at the latest version) and completes with the controller's response; fails
+     * with {@link TimeoutException} when no controller decided within the channel's timeout, or with
+     * the error the controller refused the whole request with.
+     */
+    public CompletableFuture<Reply> send(ApiKeys key, ApiMessage request) {
+        return send(key, key.latestVersion(), request);
+    }
+
+    /** Sends {@code request} at {@code version} (a client's request forwarded as it came). */
+    public CompletableFuture<Reply> send(ApiKeys key, short version, ApiMessage request) {
+        byte[] command = ControllerEnvelope.encodeRequest(key, version, request);
+        CompletableFuture<Reply> result = new CompletableFuture<>();
+        attempt(key, version, command, result, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+        return result;
+    }
+
+    private void attempt(ApiKeys key, short version, byte[] command, CompletableFuture<Reply> result, long deadline) {
+        client.send(command).whenComplete((bytes, error) -> {
+            if (error == null) {
+                ControllerReply reply;
+                try {
+                    reply = ControllerReply.decode(bytes);
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+                if (reply.error() == Errors.NONE) {
+                    try {
+                        result.complete(new Reply(ControllerEnvelope.decodeResponse(key, version, reply.response()),
+                                reply.metadataOffset()));
+                    } catch (RuntimeException e) {
+                        result.completeExceptionally(e);
+                    }
+                    return;
+                }
+                if (reply.error() != Errors.NOT_CONTROLLER) {
+                    result.completeExceptionally(reply.error().exception(reply.message()));
+                    return;
+                }
+            }
+            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_BACKOFF_MS) >= deadline) {
+                result.completeExceptionally(new TimeoutException("no active controller answered " + key + " within "
+                        + timeoutMs + " ms" + (error == null ? "" : ": " + error.getMessage())));
+                return;
+            }
+            try {
+                timer.newTimeout(t -> attempt(key, version, command, result, deadline), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
+            } catch (IllegalStateException stopped) {
+                result.completeExceptionally(new TimeoutException("broker is shutting down"));
+            }
+        });
+    }
+
+    /** Completes once this broker's image has reached {@code offset} (at once if it has). */
+    public CompletableFuture<Void> awaitMetadata(long offset) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        if (loader.image().offset() >= offset) {
+            f.complete(null);
+            return f;
+        }
+        OffsetWaiter w = new OffsetWaiter(offset, f);
+        waiters.add(w);
+        if (loader.image().offset() >= offset) { // raced with an image
+            waiters.remove(w);
+            f.complete(null);
+        }
+        timer.newTimeout(t -> {
+            waiters.remove(w);
+            f.completeExceptionally(new TimeoutException("metadata offset " + offset + " not reached"));
+        }, timeoutMs, TimeUnit.MILLISECONDS);
+        return f;
+    }
+
+    @Override
+    public void onImage(MetadataImage previous, MetadataImage next) {
+        for (OffsetWaiter w : waiters) {
+            if (next.offset() >= w.offset()) {
+                waiters.remove(w);
+                w.future().complete(null);
+            }
+        }
+    }
+
+    /** The exception for an error code the controller put in a response, for logging. */
+    static ApiException exception(short code, String message) {
+        return Errors.forCode(code).exception(message);
+    }
+
+    @Override
+    public void close() {
+        timer.stop();
+        client.close();
+    }
+}

@@ -1,0 +1,622 @@
+package dev.varve.broker.cluster;
+
+import dev.varve.broker.cluster.ReplicaFetcherManager.FollowerPartition;
+import dev.varve.broker.cluster.ReplicaFetcherManager.Leader;
+import dev.varve.broker.replication.FollowerTruncation;
+import dev.varve.storage.LeaderEpochCache;
+import dev.varve.storage.PartitionLog;
+import org.apache.kafka.clients.ClientResponse;
+import org.apache.kafka.common.Node;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.KafkaStorageException;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
+import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsTopic;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsPartitionResponse;
+import org.apache.kafka.common.message.ListOffsetsResponseData.ListOffsetsTopicResponse;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.MutableRecordBatch;
+import org.apache.kafka.common.record.internal.Records;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import org.apache.kafka.common.requests.ListOffsetsRequest;
+import org.apache.kafka.common.requests.ListOffsetsResponse;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+/**
+ * Fetches a set of partitions from one leader over one connection, as a follower replica (Kafka's
+ * {@code ReplicaFetcherThread}). Each round sends one Fetch for every partition not backing off — at
+ * its log end, with its log start, the partition's leader epoch for fencing and the epoch of its last
+ * batch for the leader's divergence check (KIP-320) — and handles the answer partition by partition:
+ *
+ * <table>
+ *   <caption>per-partition answer</caption>
+ *   <tr><th>answer</th><th>action</th></tr>
+ *   <tr><td>records</td><td>append as follower; HW := min(leader HW, own log end); raise the log start
+ *       to the leader's (at most to the own HW)</td></tr>
+ *   <tr><td>diverging epoch</td><td>truncate where {@link FollowerTruncation#onLeaderAnswer} says (both
+ *       logs agree below it); the next fetch carries the new last epoch, so a follower that never saw the
+ *       leader's epoch converges over a few rounds (KIP-279)</td></tr>
+ *   <tr><td>OFFSET_OUT_OF_RANGE</td><td>ask the leader's end and start (ListOffsets): above the leader's end,
+ *       truncate to it; below its start, empty the log and start there</td></tr>
+ *   <tr><td>any other error (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_ID...)</td><td>keep
+ *       the partition, retry after {@code replica.fetch.backoff.ms}: the broker re-targets it when
+ *       metadata changes</td></tr>
+ * </table>
+ * A lost or refused connection backs off every partition and reconnects; a {@link KafkaStorageException}
+ * from the local log drops the partition (it stays out until added again). Nothing ends the thread but
+ * {@link #shutdown()}.
+ *
+ * <p>A follower log with records but no epochs (nothing to compare with the leader's) is first truncated
+ * to its high watermark ({@link FollowerTruncation#withoutLocalEpochs}), as Kafka does.
+ *
+ * <p>Thread-safety: the partition map is guarded by {@code lock}, which the thread also holds while it
+ * changes a log (appends, truncations), never while it waits on the network. A partition's state is a new
+ * object each time it is added, and a response is applied only to the very state object (and log end) it
+ * was requested for: so once {@link #removePartitions} returns, this thread never touches those logs
+ * again, and a response to a replaced partition (new epoch or leader) is dropped.
+ */
+final class ReplicaFetcherThread extends Thread {
+    private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcherThread.class);
+    /** Fetch v12 brings LastFetchedEpoch/DivergingEpoch, which truncation relies on (no OffsetForLeaderEpoch round). */
+    private static final short MIN_FETCH_VERSION = 12;
+    /** The last Fetch version that names topics (v13+ carry topic ids only). */
+    private static final short LAST_FETCH_VERSION_WITH_NAMES = 12;
+    /** Upper bound of one idle wait, so a thread re-checks its state now and then whatever happens. */
+    private static final long MAX_IDLE_WAIT_MS = 1_000;
+
+    /**
+     * One partition's fetch state: a new object whenever the partition is (re)added. The fields are
+     * written by the fetcher thread under {@code lock} (so that thread may read them without it).
+     */
+    private static final class PartitionState {
+        final FollowerPartition target;
+        /** Not fetched before this time (back-off after an error). */
+        long retryAtMs;
+        /** The leader answered OFFSET_OUT_OF_RANGE: find where to restart before fetching again. */
+        boolean outOfRange;
+        /** The check for a log without epochs has run. */
+        boolean started;
+
+        PartitionState(FollowerPartition target) {
+            this.target = target;
+        }
+
+        PartitionLog log() {
+            return target.log();
+        }
+
+        TopicPartition tp() {
+            return target.tp();
+        }
+    }
+
+    /** What one partition of an in-flight fetch was requested for. */
+    private record Sent(PartitionState state, long fetchOffset) {
+    }
+
+    private final Leader leader;
+    private final int localBrokerId;
+    private final LongSupplier brokerEpoch;
+    private final ReplicaFetcherConfig config;
+    private final Time time;
+    private final String prefix;
+    private final LeaderConnection connection;
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
+    private volatile boolean running = true;
+    /** For logging a lost leader once, not every back-off (fetcher thread only). */
+    private boolean leaderReachable = true;
+
+    ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
+                         ReplicaFetcherConfig config, Time time) {
+        super("replica-fetcher-" + leader.brokerId() + "-" + fetcherId);
+        setDaemon(true);
+        this.leader = leader;
+        this.localBrokerId = localBrokerId;
+        this.brokerEpoch = brokerEpoch;
+        this.config = config;
+        this.time = time;
+        this.prefix = "[ReplicaFetcher replicaId=" + localBrokerId + ", leaderId=" + leader.brokerId()
+                + ", fetcherId=" + fetcherId + "] ";
+        this.connection = new LeaderConnection(new Node(leader.brokerId(), leader.host(), leader.port()),
+                "broker-" + localBrokerId + "-fetcher-" + fetcherId, config.socketTimeoutMs(), time, new LogContext(prefix));
+    }
+
+    Leader leader() {
+        return leader;
+    }
+
+    /** Starts (or restarts, when the target differs) fetching these partitions. */
+    void addPartitions(Collection<FollowerPartition> added) {
+        lock.lock();
+        try {
+            for (FollowerPartition p : added) {
+                PartitionState current = partitions.get(p.tp());
+                if (current == null || !current.target.equals(p)) {
+                    partitions.put(p.tp(), new PartitionState(p));
+                }
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        if (!added.isEmpty()) {
+            LOG.info("{}added {}", prefix, added.stream().map(p -> p.tp() + "@epoch " + p.leaderEpoch()).toList());
+        }
+    }
+
+    /** Stops fetching these partitions; once this returns the thread never touches their logs again. */
+    void removePartitions(Collection<TopicPartition> removed) {
+        lock.lock();
+        try {
+            partitions.keySet().removeAll(removed);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    Set<TopicPartition> partitions() {
+        lock.lock();
+        try {
+            return Set.copyOf(partitions.keySet());
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The targets of every partition (to move them to a new thread). */
+    List<FollowerPartition> targets() {
+        lock.lock();
+        try {
+            return partitions.values().stream().map(s -> s.target).toList();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Stops the thread and waits for it; closes the connection. */
+    void shutdown() {
+        running = false;
+        lock.lock();
+        try {
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+        connection.wakeup();
+        boolean interrupted = false;
+        while (isAlive()) {
+            try {
+                join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private boolean isRunning() {
+        return running;
+    }
+
+    @Override
+    public void run() {
+        LOG.debug("{}started", prefix);
+        try {
+            while (running) {
+                try {
+                    fetchOnce();
+                } catch (Throwable t) {
+                    LOG.error("{}unexpected error; backing off {} ms", prefix, config.fetchBackoffMs(), t);
+                    backOffAll();
+                    awaitChange();
+                }
+            }
+        } finally {
+            connection.close();
+            LOG.debug("{}stopped", prefix);
+        }
+    }
+
+    /** One round: connect if needed, settle out-of-range partitions, one fetch, apply its answer. */
+    private void fetchOnce() {
+        List<PartitionState> due = duePartitions();
+        if (due.isEmpty()) {
+            awaitChange();
+            return;
+        }
+        if (!connection.awaitReady(this::isRunning)) {
+            leaderUnreachable(due, "cannot connect to " + leader.host() + ":" + leader.port());
+            return;
+        }
+        for (PartitionState s : due) {
+            if (s.outOfRange) {
+                resolveOutOfRange(s);
+            }
+        }
+        Map<TopicPartition, Sent> sent = new LinkedHashMap<>();
+        FetchRequest.Builder request = buildFetch(sent);
+        if (sent.isEmpty()) {
+            return;
+        }
+        ClientResponse response = connection.roundTrip(request, this::isRunning);
+        if (response != null) {
+            handleFetchResponse(response, sent);
+        }
+    }
+
+    private List<PartitionState> duePartitions() {
+        long now = time.milliseconds();
+        lock.lock();
+        try {
+            return partitions.values().stream().filter(s -> s.retryAtMs <= now).toList();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Waits until a partition is due, the partitions change or the thread stops. */
+    private void awaitChange() {
+        lock.lock();
+        try {
+            long now = time.milliseconds();
+            long waitMs = MAX_IDLE_WAIT_MS;
+            for (PartitionState s : partitions.values()) {
+                waitMs = Math.min(waitMs, s.retryAtMs - now);
+            }
+            if (running && waitMs > 0) {
+                changed.await(waitMs, TimeUnit.MILLISECONDS);
+            }
+        } catch (InterruptedException e) {
+            // Shutdown does not interrupt (it would close the selector's channels); an interrupt from
+            // elsewhere must not end the thread either.
+            LOG.warn("{}interrupted; ignoring (use shutdown)", prefix);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    // ---------------------------------------------------------------- fetch
+
+    private FetchRequest.Builder buildFetch(Map<TopicPartition, Sent> sent) {
+        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
+        boolean allHaveIds = true;
+        long now = time.milliseconds();
+        lock.lock();
+        try {
+            for (PartitionState s : new ArrayList<>(partitions.values())) {
+                if (s.retryAtMs > now || s.outOfRange) {
+                    continue;
+                }
+                try {
+                    if (!s.started) {
+                        truncateIfNoEpochs(s);
+                        s.started = true;
+                    }
+                    PartitionLog log = s.log();
+                    long fetchOffset = log.logEndOffset();
+                    OptionalInt lastEpoch = log.epochCache().latestEpoch();
+                    fetchData.put(s.tp(), new FetchRequest.PartitionData(s.target.topicId(), fetchOffset, log.logStartOffset(),
+                            config.fetchMaxBytes(), Optional.of(s.target.leaderEpoch()),
+                            lastEpoch.isPresent() ? Optional.of(lastEpoch.getAsInt()) : Optional.empty()));
+                    sent.put(s.tp(), new Sent(s, fetchOffset));
+                    allHaveIds &= !Uuid.ZERO_UUID.equals(s.target.topicId());
+                } catch (RuntimeException e) {
+                    failed(s, e, now);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+        short maxVersion = allHaveIds ? ApiKeys.FETCH.latestVersion() : LAST_FETCH_VERSION_WITH_NAMES;
+        return new FetchRequest.Builder(MIN_FETCH_VERSION, maxVersion, localBrokerId, brokerEpoch.getAsLong(),
+                config.fetchWaitMaxMs(), config.fetchMinBytes(), fetchData)
+                .setMaxBytes(config.fetchResponseMaxBytes())
+                .metadata(FetchMetadata.LEGACY); // no fetch session: a full request every time
+    }
+
+    /** A log with records but no epoch information cannot be compared with the leader's: cut to the HW (Kafka's rule). */
+    private void truncateIfNoEpochs(PartitionState s) {
+        PartitionLog log = s.log();
+        if (log.epochCache().latestEpoch().isEmpty() && log.logEndOffset() > log.highWatermark()) {
+            FollowerTruncation.Step step = FollowerTruncation.withoutLocalEpochs(log.logEndOffset(), log.highWatermark());
+            LOG.info("{}{} has no leader epochs: truncating from {} to its high watermark {}", prefix, s.tp(),
+                    log.logEndOffset(), step.truncationOffset());
+            log.truncateTo(step.truncationOffset());
+        }
+    }
+
+    private void handleFetchResponse(ClientResponse response, Map<TopicPartition, Sent> sent) {
+        List<PartitionState> states = sent.values().stream().map(Sent::state).toList();
+        if (response.wasDisconnected() || response.versionMismatch() != null || response.authenticationException() != null) {
+            leaderUnreachable(states, failureOf(response));
+            return;
+        }
+        leaderReachable(states.size());
+        FetchResponse body = (FetchResponse) response.responseBody();
+        if (body.error() != Errors.NONE) {
+            LOG.warn("{}fetch failed: {}; backing off {} ms", prefix, body.error(), config.fetchBackoffMs());
+            backOff(states);
+            return;
+        }
+        Map<Uuid, String> topicNames = new HashMap<>();
+        sent.keySet().forEach(tp -> topicNames.put(sent.get(tp).state().target.topicId(), tp.topic()));
+        Map<TopicPartition, FetchResponseData.PartitionData> data =
+                body.responseData(topicNames, response.requestHeader().apiVersion());
+        long now = time.milliseconds();
+        lock.lock();
+        try {
+            for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
+                FetchResponseData.PartitionData pd = data.get(e.getKey());
+                PartitionState s = e.getValue().state();
+                // Removed or re-added while the fetch was in flight, or the log moved: the answer is stale.
+                if (pd == null || partitions.get(e.getKey()) != s || s.log().logEndOffset() != e.getValue().fetchOffset()) {
+                    continue;
+                }
+                try {
+                    handlePartition(s, pd, now);
+                } catch (RuntimeException ex) {
+                    failed(s, ex, now);
+                }
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void handlePartition(PartitionState s, FetchResponseData.PartitionData pd, long now) {
+        Errors error = Errors.forCode(pd.errorCode());
+        switch (error) {
+            case NONE -> {
+                Optional<FetchResponseData.EpochEndOffset> diverging = FetchResponse.divergingEpoch(pd);
+                if (diverging.isPresent()) {
+                    truncateOnDivergence(s, diverging.get(), now);
+                } else {
+                    append(s, pd);
+                }
+            }
+            case OFFSET_OUT_OF_RANGE -> s.outOfRange = true;
+            case NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
+                 UNKNOWN_TOPIC_ID, REPLICA_NOT_AVAILABLE, LEADER_NOT_AVAILABLE -> {
+                LOG.info("{}{} at leader epoch {}: {}; retrying in {} ms (until metadata moves it)", prefix, s.tp(),
+                        s.target.leaderEpoch(), error, config.fetchBackoffMs());
+                s.retryAtMs = now + config.fetchBackoffMs();
+            }
+            default -> {
+                LOG.warn("{}{}: leader answered {}; retrying in {} ms", prefix, s.tp(), error, config.fetchBackoffMs());
+                s.retryAtMs = now + config.fetchBackoffMs();
+            }
+        }
+    }
+
+    private void append(PartitionState s, FetchResponseData.PartitionData pd) {
+        PartitionLog log = s.log();
+        MemoryRecords records = wholeBatches(FetchResponse.recordsOrFail(pd));
+        if (records.sizeInBytes() > 0) {
+            MutableRecordBatch first = records.batches().iterator().next();
+            long end = log.logEndOffset();
+            if (end == log.logStartOffset() && first.baseOffset() < end && first.lastOffset() >= end) {
+                // An empty log started at an offset inside a batch (the leader's log start after a
+                // DeleteRecords to the middle of one): start it at the batch instead; the leader's log
+                // start offset in this same answer raises the start again below.
+                LOG.info("{}{}: first fetched batch {}-{} starts below the empty log's start {}; restarting the log at {}",
+                        prefix, s.tp(), first.baseOffset(), first.lastOffset(), end, first.baseOffset());
+                log.truncateFullyAndStartAt(first.baseOffset());
+            }
+            log.appendAsFollower(records);
+        }
+        if (pd.highWatermark() >= 0) {
+            log.updateHighWatermark(Math.min(pd.highWatermark(), log.logEndOffset()));
+        }
+        // Retention or DeleteRecords moved the leader's log start: follow, never past what is committed here.
+        long newStart = Math.min(pd.logStartOffset(), log.highWatermark());
+        if (newStart > log.logStartOffset()) {
+            log.deleteRecordsBefore(newStart);
+        }
+    }
+
+    /** The record set without a partial batch at its end (a leader may cut one at the size limit). */
+    static MemoryRecords wholeBatches(Records records) {
+        if (!(records instanceof MemoryRecords memory)) {
+            throw new IllegalStateException("fetched records are not in memory: " + records.getClass());
+        }
+        int whole = 0;
+        for (MutableRecordBatch batch : memory.batches()) {
+            whole += batch.sizeInBytes();
+        }
+        if (whole == memory.sizeInBytes()) {
+            return memory;
+        }
+        ByteBuffer buffer = memory.buffer();
+        buffer.limit(buffer.position() + whole);
+        return MemoryRecords.readableRecords(buffer.slice());
+    }
+
+    private void truncateOnDivergence(PartitionState s, FetchResponseData.EpochEndOffset diverging, long now) {
+        PartitionLog log = s.log();
+        long endBefore = log.logEndOffset();
+        OptionalInt epochBefore = log.epochCache().latestEpoch();
+        FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(log.epochCache().entries(), endBefore,
+                log.highWatermark(), new LeaderEpochCache.EpochEndOffset(diverging.epoch(), diverging.endOffset()));
+        if (step.belowHighWatermark()) {
+            LOG.warn("{}{}: truncating to {}, below the high watermark {} (an unclean election or lost data)", prefix,
+                    s.tp(), step.truncationOffset(), log.highWatermark());
+        }
+        log.truncateTo(step.truncationOffset());
+        LOG.info("{}{}: leader's epoch {} ends at {}; truncated from {} to {} ({}{})", prefix, s.tp(), diverging.epoch(),
+                diverging.endOffset(), endBefore, log.logEndOffset(), step.reason(),
+                step.complete() ? "" : ", asking again with epoch " + log.epochCache().latestEpoch());
+        if (log.logEndOffset() == endBefore && log.epochCache().latestEpoch().equals(epochBefore)) {
+            // Nothing changed: asking again at once would get the same answer. Should not happen with a sane leader.
+            LOG.warn("{}{}: diverging epoch {} changed nothing; retrying in {} ms", prefix, s.tp(), diverging,
+                    config.fetchBackoffMs());
+            s.retryAtMs = now + config.fetchBackoffMs();
+        }
+    }
+
+    // ---------------------------------------------------------------- out of range
+
+    /**
+     * The leader refused the fetch offset: above its log end, truncate to that end (the leader lost
+     * records, e.g. after an unclean election); below its log start, the records are gone for good:
+     * empty the log and start at the leader's start. Runs the network calls without the lock.
+     */
+    private void resolveOutOfRange(PartitionState s) {
+        OptionalLong leaderEnd = leaderOffset(s, ListOffsetsRequest.LATEST_TIMESTAMP);
+        OptionalLong leaderStart = leaderEnd.isPresent() ? leaderOffset(s, ListOffsetsRequest.EARLIEST_TIMESTAMP) : OptionalLong.empty();
+        long now = time.milliseconds();
+        lock.lock();
+        try {
+            if (partitions.get(s.tp()) != s) {
+                return;
+            }
+            s.outOfRange = false;
+            if (leaderStart.isEmpty()) {
+                s.retryAtMs = now + config.fetchBackoffMs();
+                return;
+            }
+            PartitionLog log = s.log();
+            long localEnd = log.logEndOffset();
+            try {
+                if (leaderEnd.getAsLong() < localEnd) {
+                    LOG.warn("{}{}: log end {} is above the leader's {}; truncating to it", prefix, s.tp(), localEnd,
+                            leaderEnd.getAsLong());
+                    log.truncateTo(leaderEnd.getAsLong());
+                } else if (leaderStart.getAsLong() > localEnd) {
+                    LOG.info("{}{}: log end {} is below the leader's log start {}; restarting the log there", prefix,
+                            s.tp(), localEnd, leaderStart.getAsLong());
+                    log.truncateFullyAndStartAt(leaderStart.getAsLong());
+                } else {
+                    LOG.info("{}{}: offset {} was out of range but is within the leader's [{}, {}] now; retrying in {} ms",
+                            prefix, s.tp(), localEnd, leaderStart.getAsLong(), leaderEnd.getAsLong(), config.fetchBackoffMs());
+                    s.retryAtMs = now + config.fetchBackoffMs();
+                }
+            } catch (RuntimeException e) {
+                failed(s, e, now);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** ListOffsets as a replica (the leader answers its log end for LATEST), fenced by the partition's epoch. */
+    private OptionalLong leaderOffset(PartitionState s, long timestamp) {
+        TopicPartition tp = s.tp();
+        ListOffsetsRequest.Builder request = ListOffsetsRequest.Builder.forReplica(ApiKeys.LIST_OFFSETS.latestVersion(), localBrokerId)
+                .setTargetTimes(List.of(new ListOffsetsTopic().setName(tp.topic()).setPartitions(List.of(
+                        new ListOffsetsPartition().setPartitionIndex(tp.partition())
+                                .setCurrentLeaderEpoch(s.target.leaderEpoch()).setTimestamp(timestamp)))));
+        ClientResponse response = connection.roundTrip(request, this::isRunning);
+        if (response == null) {
+            return OptionalLong.empty();
+        }
+        if (response.wasDisconnected() || response.versionMismatch() != null || response.authenticationException() != null) {
+            LOG.warn("{}{}: ListOffsets failed: {}", prefix, tp, failureOf(response));
+            return OptionalLong.empty();
+        }
+        for (ListOffsetsTopicResponse t : ((ListOffsetsResponse) response.responseBody()).data().topics()) {
+            for (ListOffsetsPartitionResponse p : t.partitions()) {
+                if (t.name().equals(tp.topic()) && p.partitionIndex() == tp.partition()) {
+                    if (p.errorCode() == Errors.NONE.code()) {
+                        return OptionalLong.of(p.offset());
+                    }
+                    LOG.warn("{}{}: ListOffsets answered {}", prefix, tp, Errors.forCode(p.errorCode()));
+                    return OptionalLong.empty();
+                }
+            }
+        }
+        LOG.warn("{}{}: ListOffsets answer does not mention the partition", prefix, tp);
+        return OptionalLong.empty();
+    }
+
+    // ---------------------------------------------------------------- errors and back-off
+
+    /** A local failure while handling a partition: a storage failure drops it, anything else backs it off. Lock held. */
+    private void failed(PartitionState s, RuntimeException e, long now) {
+        if (e instanceof KafkaStorageException) {
+            LOG.error("{}{}: the local log failed; no longer fetching it", prefix, s.tp(), e);
+            partitions.remove(s.tp(), s);
+        } else {
+            LOG.error("{}{}: error handling the partition; retrying in {} ms", prefix, s.tp(), config.fetchBackoffMs(), e);
+            s.retryAtMs = now + config.fetchBackoffMs();
+        }
+    }
+
+    private void leaderUnreachable(List<PartitionState> states, String why) {
+        if (!running) {
+            return;
+        }
+        if (leaderReachable) {
+            LOG.warn("{}leader unreachable: {}; retrying every {} ms", prefix, why, config.fetchBackoffMs());
+            leaderReachable = false;
+        } else {
+            LOG.debug("{}leader still unreachable: {}", prefix, why);
+        }
+        backOff(states);
+    }
+
+    private void leaderReachable(int partitionCount) {
+        if (!leaderReachable) {
+            LOG.info("{}leader reachable again; fetching {} partitions", prefix, partitionCount);
+            leaderReachable = true;
+        }
+    }
+
+    private static String failureOf(ClientResponse response) {
+        if (response.versionMismatch() != null) {
+            return "version mismatch: " + response.versionMismatch().getMessage();
+        }
+        if (response.authenticationException() != null) {
+            return "authentication failed: " + response.authenticationException().getMessage();
+        }
+        return response.wasTimedOut() ? "request timed out" : "disconnected";
+    }
+
+    private void backOff(List<PartitionState> states) {
+        long retryAt = time.milliseconds() + config.fetchBackoffMs();
+        lock.lock();
+        try {
+            for (PartitionState s : states) {
+                s.retryAtMs = Math.max(s.retryAtMs, retryAt);
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private void backOffAll() {
+        lock.lock();
+        try {
+            backOff(List.copyOf(partitions.values()));
+        } finally {
+            lock.unlock();
+        }
+    }
+}

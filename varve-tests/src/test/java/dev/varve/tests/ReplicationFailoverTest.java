@@ -1,0 +1,192 @@
+package dev.varve.tests;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Replication on a 3-process cluster: an idempotent acks=all producer on an RF=3,
+ * min.insync.replicas=2 topic keeps writing while the leader is killed with SIGKILL, a follower is
+ * paused with SIGSTOP past the session timeout, and nodes restart. Afterwards every acknowledged
+ * record is read back exactly once, in order, from the cluster.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class ReplicationFailoverTest {
+    private static final String TOPIC = "replicated";
+    private static final int PARTITIONS = 3;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void noAcknowledgedRecordIsLostOrDuplicatedAcrossLeaderKillPauseAndRestart() throws Exception {
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
+                    .configs(Map.of("min.insync.replicas", "2")))).all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
+                    assertThat(p.isr()).hasSize(3);
+                }
+            });
+
+            Map<Integer, List<String>> acked = new ConcurrentHashMap<>();
+            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+            AtomicBoolean running = new AtomicBoolean(true);
+            AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
+            long[] longestGapMs = {0};
+            Thread producerThread = new Thread(() -> produce(cluster, acked, failures, running, lastAckNanos, longestGapMs));
+            producerThread.start();
+            try {
+                awaitAcks(acked, 300);
+
+                // 1. kill -9 the leader of partition 0
+                int leader = TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0));
+                cluster.node(leader).kill();
+                long killedAt = System.nanoTime();
+                int before = count(acked);
+                awaitAcks(acked, before + 300);
+                long resumedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                System.out.printf("producer resumed %d ms after SIGKILL of leader %d%n", resumedMs, leader);
+                assertThat(resumedMs).as("producer resumes after failover").isLessThan(20_000);
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                    for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
+                        assertThat(TestCluster.leaderId(p)).isNotEqualTo(leader).isNotEqualTo(-1);
+                    }
+                });
+
+                // 2. restart it: it catches up and rejoins every ISR
+                cluster.node(leader).start();
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
+                        assertThat(TestCluster.ids(p.isr())).contains(leader);
+                    }
+                });
+
+                // 3. pause another node past the session timeout, then let it go
+                int paused = TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(1));
+                cluster.node(paused).pause();
+                Thread.sleep(5_000);
+                before = count(acked);
+                awaitAcks(acked, before + 200);
+                cluster.node(paused).resume();
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
+                        assertThat(p.isr()).hasSize(3);
+                    }
+                });
+                awaitAcks(acked, count(acked) + 200);
+            } finally {
+                running.set(false);
+                producerThread.join(60_000);
+            }
+            assertThat(failures).as("producer errors").isEmpty();
+
+            // Read everything back: each acknowledged value exactly once, in the order acknowledged.
+            Map<Integer, List<String>> read = readAll(cluster);
+            for (int p = 0; p < PARTITIONS; p++) {
+                List<String> got = read.getOrDefault(p, List.of());
+                List<String> want = acked.getOrDefault(p, List.of());
+                assertThat(got).as("partition %d has no duplicates", p).doesNotHaveDuplicates();
+                assertThat(got).as("partition %d holds every acknowledged record in order", p).containsSubsequence(want);
+                assertThat(got).as("partition %d holds every acknowledged record", p).containsAll(want);
+            }
+            System.out.printf("acknowledged %d records; longest gap between acks %d ms%n", count(acked), longestGapMs[0]);
+        }
+    }
+
+    private static void produce(TestCluster cluster, Map<Integer, List<String>> acked, ConcurrentLinkedQueue<Throwable> failures,
+                                AtomicBoolean running, AtomicLong lastAckNanos, long[] longestGapMs) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
+        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
+        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        cfg.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        cfg.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer())) {
+            long seq = 0;
+            while (running.get()) {
+                int partition = (int) (seq % PARTITIONS);
+                String value = "v-" + seq++;
+                producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (md, e) -> {
+                    if (e != null) {
+                        failures.add(e);
+                    } else {
+                        synchronized (acked) {
+                            acked.computeIfAbsent(md.partition(), k -> new ArrayList<>()).add(value);
+                        }
+                        long now = System.nanoTime();
+                        long gap = TimeUnit.NANOSECONDS.toMillis(now - lastAckNanos.getAndSet(now));
+                        longestGapMs[0] = Math.max(longestGapMs[0], gap);
+                    }
+                });
+                Thread.sleep(2);
+            }
+            producer.flush();
+        } catch (Exception e) {
+            failures.add(e);
+        }
+    }
+
+    private static int count(Map<Integer, List<String>> acked) {
+        synchronized (acked) {
+            return acked.values().stream().mapToInt(List::size).sum();
+        }
+    }
+
+    private static void awaitAcks(Map<Integer, List<String>> acked, int n) {
+        await().atMost(Duration.ofSeconds(60)).until(() -> count(acked) >= n);
+    }
+
+    private static Map<Integer, List<String>> readAll(TestCluster cluster) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+        cfg.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        Map<Integer, List<String>> read = new HashMap<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int p = 0; p < PARTITIONS; p++) {
+                tps.add(new TopicPartition(TOPIC, p));
+            }
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (System.currentTimeMillis() < deadline && tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    read.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r.value());
+                }
+            }
+        }
+        return read;
+    }
+}

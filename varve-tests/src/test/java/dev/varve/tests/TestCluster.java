@@ -1,0 +1,284 @@
+package dev.varve.tests;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartitionInfo;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * A Varve cluster of separate operating-system processes on loopback, each node a broker and a
+ * metadata voter ({@code process.roles=broker,controller}), started with {@code java -jar varve.jar
+ * server --config FILE} as an operator would. Nodes can be stopped (SIGTERM), killed (SIGKILL), paused
+ * (SIGSTOP) and resumed (SIGCONT). Timeouts are short so failures are detected in seconds.
+ */
+final class TestCluster implements AutoCloseable {
+    /** Settings that make failure detection fast enough for tests. */
+    static final Map<String, String> FAST = Map.of(
+            "broker.session.timeout.ms", "3000",
+            "broker.heartbeat.interval.ms", "300",
+            "replica.lag.time.max.ms", "3000",
+            "controller.quorum.election.timeout.ms", "400");
+
+    final class Node implements AutoCloseable {
+        final int id;
+        final int port;
+        final int raftPort;
+        final Path config;
+        final Path log;
+        Process process;
+
+        Node(int id, int port, int raftPort, Path dir) {
+            this.id = id;
+            this.port = port;
+            this.raftPort = raftPort;
+            this.config = dir.resolve("server.properties");
+            this.log = dir.resolve("server.log");
+        }
+
+        String bootstrap() {
+            return "127.0.0.1:" + port;
+        }
+
+        void start() throws IOException {
+            if (process != null && process.isAlive()) {
+                throw new IllegalStateException("node " + id + " is running");
+            }
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            Files.writeString(log, "----- start node " + id + "\n", StandardCharsets.UTF_8,
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            process = new ProcessBuilder(java, "-Xmx384m", "-XX:TieredStopAtLevel=1", "-jar",
+                    VarveProcess.jar().toString(), "server", "--config", config.toString())
+                    .redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .start();
+        }
+
+        /** SIGKILL and wait. */
+        void kill() throws InterruptedException {
+            process.destroyForcibly();
+            process.waitFor(60, TimeUnit.SECONDS);
+        }
+
+        /** SIGTERM (controlled shutdown) and wait; returns the exit code. */
+        int stop() throws InterruptedException {
+            process.destroy();
+            if (!process.waitFor(60, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor();
+                throw new AssertionError("node " + id + " did not stop within 60 s of SIGTERM\n" + log());
+            }
+            return process.exitValue();
+        }
+
+        void pause() throws Exception {
+            signal("STOP");
+        }
+
+        void resume() throws Exception {
+            signal("CONT");
+        }
+
+        private void signal(String sig) throws Exception {
+            Process p = new ProcessBuilder("kill", "-" + sig, Long.toString(process.pid())).inheritIO().start();
+            if (p.waitFor() != 0) {
+                throw new AssertionError("kill -" + sig + " failed");
+            }
+        }
+
+        boolean alive() {
+            return process != null && process.isAlive();
+        }
+
+        String log() {
+            try {
+                return "----- node " + id + " log (" + log + ") -----\n" + Files.readString(log, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (process != null && process.isAlive()) {
+                process.destroyForcibly();
+                try {
+                    process.waitFor(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+    }
+
+    private final List<Node> nodes = new ArrayList<>();
+
+    private TestCluster() {
+    }
+
+    /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
+    static TestCluster start(Path dir, int n, Map<String, String> extra) throws Exception {
+        TestCluster c = new TestCluster();
+        try {
+            List<Integer> ports = freePorts(2 * n);
+            StringBuilder voters = new StringBuilder();
+            for (int i = 0; i < n; i++) {
+                voters.append(i == 0 ? "" : ",").append(i + 1).append("@127.0.0.1:").append(ports.get(2 * i + 1));
+            }
+            for (int i = 0; i < n; i++) {
+                int id = i + 1;
+                Path nodeDir = dir.resolve("node-" + id);
+                Files.createDirectories(nodeDir);
+                Node node = c.new Node(id, ports.get(2 * i), ports.get(2 * i + 1), nodeDir);
+                Map<String, String> cfg = new TreeMap<>();
+                cfg.put("node.id", Integer.toString(id));
+                cfg.put("process.roles", "broker,controller");
+                cfg.put("controller.quorum.voters", voters.toString());
+                cfg.put("listeners", "PLAINTEXT://127.0.0.1:" + node.port + ",CONTROLLER://127.0.0.1:" + node.raftPort);
+                cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
+                cfg.put("default.replication.factor", Integer.toString(Math.min(3, n)));
+                cfg.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, n)));
+                cfg.putAll(FAST);
+                cfg.putAll(extra);
+                StringBuilder text = new StringBuilder();
+                cfg.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+                Files.writeString(node.config, text, StandardCharsets.UTF_8);
+                c.nodes.add(node);
+            }
+            for (Node node : c.nodes) {
+                node.start();
+            }
+            c.awaitBrokers(n, 90_000);
+            return c;
+        } catch (Throwable t) {
+            String logs = c.logs();
+            c.close();
+            throw new AssertionError("the cluster did not start: " + t + "\n" + logs, t);
+        }
+    }
+
+    List<Node> nodes() {
+        return nodes;
+    }
+
+    Node node(int id) {
+        return nodes.get(id - 1);
+    }
+
+    /** Bootstrap list of the nodes running now. */
+    String bootstrap() {
+        return nodes.stream().filter(Node::alive).map(Node::bootstrap).collect(Collectors.joining(","));
+    }
+
+    /** Bootstrap list of all nodes (clients skip the dead ones). */
+    String allBootstrap() {
+        return nodes.stream().map(Node::bootstrap).collect(Collectors.joining(","));
+    }
+
+    Admin admin() {
+        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000,
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
+    }
+
+    /** Waits until {@code n} brokers are registered and unfenced (visible in Metadata). */
+    void awaitBrokers(int n, long timeoutMs) throws Exception {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        Throwable last = null;
+        while (System.currentTimeMillis() < deadline) {
+            for (Node node : nodes) {
+                if (node.process != null && !node.process.isAlive()) {
+                    throw new AssertionError("node " + node.id + " exited with " + node.process.exitValue());
+                }
+            }
+            if (nodes.stream().allMatch(TestCluster::accepts)) {
+                try (Admin admin = admin()) {
+                    if (admin.describeCluster().nodes().get(10, TimeUnit.SECONDS).size() >= n) {
+                        return;
+                    }
+                } catch (Exception e) {
+                    last = e;
+                }
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError(n + " brokers not unfenced within " + timeoutMs + " ms", last);
+    }
+
+    /** The partitions of {@code topic} as the cluster describes them. */
+    static List<TopicPartitionInfo> describe(Admin admin, String topic) throws Exception {
+        TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
+        return d.partitions();
+    }
+
+    static Set<Integer> ids(List<org.apache.kafka.common.Node> nodes) {
+        return nodes.stream().map(org.apache.kafka.common.Node::id).collect(Collectors.toSet());
+    }
+
+    static int leaderId(TopicPartitionInfo p) {
+        org.apache.kafka.common.Node l = p.leader();
+        return l == null || l.isEmpty() ? -1 : l.id();
+    }
+
+    private static boolean accepts(Node node) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress("127.0.0.1", node.port), 500);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    String logs() {
+        StringBuilder b = new StringBuilder();
+        for (Node n : nodes) {
+            try {
+                b.append(n.log()).append('\n');
+            } catch (UncheckedIOException e) {
+                // not started
+            }
+        }
+        return b.toString();
+    }
+
+    private static List<Integer> freePorts(int n) throws IOException {
+        List<ServerSocket> sockets = new ArrayList<>();
+        try {
+            for (int i = 0; i < n; i++) {
+                ServerSocket s = new ServerSocket();
+                s.setReuseAddress(true);
+                s.bind(new InetSocketAddress("127.0.0.1", 0));
+                sockets.add(s);
+            }
+            return sockets.stream().map(ServerSocket::getLocalPort).toList();
+        } finally {
+            for (ServerSocket s : sockets) {
+                s.close();
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        for (Node n : nodes) {
+            n.close();
+        }
+    }
+}
