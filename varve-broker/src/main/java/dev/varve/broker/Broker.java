@@ -75,6 +75,7 @@ public final class Broker implements AutoCloseable {
     private final BrokerContext context;
     private final WheelTimer groupTimer;
     private final dev.varve.broker.cluster.ClusterServices cluster;
+    private final CoordinatorPartitions coordinatorPartitions;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
         this.config = config;
@@ -119,9 +120,14 @@ public final class Broker implements AutoCloseable {
         this.groupTimer = new WheelTimer("group-coordinator-timer");
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
+        CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
             offsetsTopic.load(groupOffsets);
+        } else {
+            // groups are loaded partition by partition as this broker becomes leader of __consumer_offsets
+            coordinatorPartitions = new CoordinatorPartitions(offsetsTopic, groupOffsets);
         }
+        this.coordinatorPartitions = coordinatorPartitions;
         context.onTopicDeleted(groupOffsets::removeOffsetsOfTopic);
         scheduler.schedulePeriodic("offsets-retention", groupOffsets::expireOffsets,
                 groupConfig.offsetsRetentionCheckIntervalMs(), groupConfig.offsetsRetentionCheckIntervalMs());
@@ -157,6 +163,9 @@ public final class Broker implements AutoCloseable {
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
             handlers.removeIf(h -> FORWARDED.contains(h.apiKey()));
+            CoordinatorPartitions gate = coordinatorPartitions;
+            handlers.replaceAll(h -> dev.varve.broker.api.GroupGateHandler.gates(h.apiKey())
+                    ? new dev.varve.broker.api.GroupGateHandler(h, gate) : h);
             for (org.apache.kafka.common.protocol.ApiKeys key : FORWARDED) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(key, () -> channel[0]));
             }
@@ -189,7 +198,8 @@ public final class Broker implements AutoCloseable {
         context.setAdvertised(advertised);
         if (clustered) {
             try {
-                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised);
+                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised,
+                        List.of(coordinatorPartitions));
             } catch (IOException | RuntimeException e) {
                 server.close();
                 logManager.close();
@@ -213,6 +223,11 @@ public final class Broker implements AutoCloseable {
      * controller in the background: {@link #awaitUnfenced} waits until it serves its partitions.
      */
     public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
+        if (config.clustered() && !config.quorumVoters().containsKey(config.nodeId())) {
+            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.CONTROLLER_QUORUM_VOTERS,
+                    config.quorumVoters().keySet().toString(), "node.id " + config.nodeId() + " must be one of the voters: "
+                    + "broker-only nodes (outside controller.quorum.voters) are not supported yet");
+        }
         for (String key : config.unknownKeys()) {
             LOG.warn("ignoring unknown configuration key {}", key);
         }
@@ -299,6 +314,7 @@ public final class Broker implements AutoCloseable {
         server.close();
         if (cluster != null) {
             cluster.close();
+            coordinatorPartitions.close();
         }
         groupTimer.close();
         purgatory.close();

@@ -130,6 +130,13 @@ public final class BrokerConfig {
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2_000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MAX_BYTES, INT, 1024 * 1024, atLeast(1), MEDIUM, "Bytes a follower asks for per partition.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_RESPONSE_MAX_BYTES, INT, 10 * 1024 * 1024, atLeast(1), MEDIUM, "Bytes a follower asks for per fetch.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_WAIT_MAX_MS, INT, 500, atLeast(0), MEDIUM, "How long a follower's fetch may wait for data at the leader.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MIN_BYTES, INT, 1, atLeast(1), MEDIUM, "Bytes a follower's fetch waits for.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_BACKOFF_MS, LONG, 1000L, atLeast(1), MEDIUM, "Pause after a failed follower fetch.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_SOCKET_TIMEOUT_MS, INT, 30_000, atLeast(1), MEDIUM, "Timeout of a follower's fetch request.")
+            .define(dev.varve.broker.cluster.ReplicaFetcherConfig.NUM_REPLICA_FETCHERS, INT, 1, atLeast(1), MEDIUM, "Fetcher threads per leader broker.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
@@ -393,6 +400,18 @@ public final class BrokerConfig {
 
     public int minInsyncReplicas() {
         return (Integer) values.get(MIN_INSYNC_REPLICAS);
+    }
+
+    /** The follower fetchers' settings ({@code replica.fetch.*}, {@code num.replica.fetchers}). */
+    public dev.varve.broker.cluster.ReplicaFetcherConfig replicaFetcherConfig() {
+        return new dev.varve.broker.cluster.ReplicaFetcherConfig(
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MAX_BYTES),
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_RESPONSE_MAX_BYTES),
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_WAIT_MAX_MS),
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MIN_BYTES),
+                longValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_BACKOFF_MS),
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_SOCKET_TIMEOUT_MS),
+                intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.NUM_REPLICA_FETCHERS));
     }
 
     public boolean uncleanLeaderElectionEnable() {

@@ -34,6 +34,8 @@ public final class OffsetsTopic implements GroupStore {
     public static final String NAME = Topic.GROUP_METADATA_TOPIC_NAME;
     /** Bytes read per step while replaying; a larger batch is still read whole. */
     private static final int LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
+    /** Kafka's offsets.commit.timeout.ms default: how long a write waits for the in-sync replicas. */
+    private static final long COMMIT_TIMEOUT_MS = 5_000;
 
     private final BrokerContext broker;
     private final GroupConfig config;
@@ -54,6 +56,17 @@ public final class OffsetsTopic implements GroupStore {
 
     private int partitions() {
         return partitions;
+    }
+
+    /**
+     * Cluster mode: replays one partition this broker has just become leader of, up to its log end (a
+     * new leader's log is the one every replica follows from now on).
+     *
+     * @return the number of records replayed
+     */
+    public long loadPartition(int partition, GroupOffsets offsets) {
+        PartitionLog log = broker.replicaManager().log(new TopicPartition(NAME, partition));
+        return loadPartition(log, offsets, log.logEndOffset());
     }
 
     /** Creates the topic if it does not exist yet (on the first FindCoordinator or commit). */
@@ -77,7 +90,24 @@ public final class OffsetsTopic implements GroupStore {
         ensureExists();
         TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
         MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
-        broker.replicaManager().appendAsLeader(tp, batch);
+        // as acks=all: a commit is answered only once every in-sync replica has it (at once on a single node)
+        dev.varve.storage.LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, batch, true);
+        if (info.lastOffset() < 0) {
+            return;
+        }
+        org.apache.kafka.common.protocol.Errors error;
+        try {
+            error = broker.replicaManager().awaitAck(tp, info.lastOffset() + 1, COMMIT_TIMEOUT_MS)
+                    .get(COMMIT_TIMEOUT_MS + 1000, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            error = org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            error = org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT;
+        }
+        if (error != org.apache.kafka.common.protocol.Errors.NONE) {
+            throw error.exception("the offsets topic write to " + tp + " was not replicated: " + error);
+        }
     }
 
     /** Replays every partition of the topic (if it exists) into the coordinator, then completes the load. */
@@ -86,16 +116,16 @@ public final class OffsetsTopic implements GroupStore {
         long records = 0;
         if (topic.isPresent()) {
             for (int p = 0; p < topic.get().partitions(); p++) {
-                records += loadPartition(broker.replicaManager().log(new TopicPartition(NAME, p)), offsets);
+                PartitionLog log = broker.replicaManager().log(new TopicPartition(NAME, p));
+                records += loadPartition(log, offsets, log.highWatermark());
             }
         }
         LOG.info("replayed {} record(s) of {}", records, NAME);
         offsets.completeLoad();
     }
 
-    private static long loadPartition(PartitionLog log, GroupOffsets offsets) {
+    private static long loadPartition(PartitionLog log, GroupOffsets offsets, long end) {
         long next = log.logStartOffset();
-        long end = log.highWatermark();
         long count = 0;
         while (next < end) {
             LogSlice slice = log.read(next, LOAD_BUFFER_BYTES, end, true);

@@ -130,11 +130,11 @@ class BrokerConfigTest {
     }
 
     @Test
-    void aClusteredNodeRefusesToStartUntilTheQuorumExists() {
-        BrokerConfig c = BrokerConfig.from(Map.of("node.id", "1", "process.roles", "broker,controller",
+    void aBrokerOnlyNodeOutsideTheVotersIsRefusedWithAClearMessage(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) {
+        BrokerConfig c = BrokerConfig.from(Map.of("node.id", "4", "process.roles", "broker",
                 "controller.quorum.voters", "1@127.0.0.1:29093",
-                "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29093"));
+                "listeners", "PLAINTEXT://127.0.0.1:0", "log.dirs", dir.toString()));
         assertThatThrownBy(() -> Broker.start(c)).isInstanceOf(ConfigException.class)
-                .hasMessageContaining("metadata quorum is not available");
+                .hasMessageContaining("must be one of the voters");
     }
 }

@@ -228,7 +228,7 @@ final class TestCluster implements AutoCloseable {
         return d.partitions();
     }
 
-    static Set<Integer> ids(List<org.apache.kafka.common.Node> nodes) {
+    static Set<Integer> ids(java.util.Collection<org.apache.kafka.common.Node> nodes) {
         return nodes.stream().map(org.apache.kafka.common.Node::id).collect(Collectors.toSet());
     }
 
@@ -275,10 +275,22 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
+    /** Stops every node and keeps their logs under target/cluster-logs/ for a failed test's post-mortem. */
     @Override
     public void close() {
         for (Node n : nodes) {
             n.close();
+        }
+        try {
+            Path keep = Path.of("target", "cluster-logs", String.valueOf(System.currentTimeMillis()));
+            Files.createDirectories(keep);
+            for (Node n : nodes) {
+                if (Files.exists(n.log)) {
+                    Files.copy(n.log, keep.resolve("node-" + n.id + ".log"));
+                }
+            }
+        } catch (IOException e) {
+            // logs are a convenience
         }
     }
 }

@@ -64,6 +64,23 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
                 error = Errors.COORDINATOR_NOT_AVAILABLE;
             }
         }
+        dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        if (error == Errors.NONE && cluster != null) {
+            // the coordinator is the leader of the group's __consumer_offsets partition
+            var image = cluster.image();
+            var topic = image.topic(dev.varve.broker.OffsetsTopic.NAME);
+            int partition = offsetsTopic.partitionFor(key);
+            var leader = topic.isEmpty() || partition >= topic.get().partitionCount() ? null
+                    : image.broker(topic.get().partition(partition).leader()).orElse(null);
+            var endpoint = leader == null || leader.fenced() ? java.util.Optional.<dev.varve.metadata.MetadataRecord.Endpoint>empty()
+                    : leader.endpoint(context.listenerName()).or(() -> leader.endpoints().stream().findFirst());
+            if (endpoint.isEmpty()) {
+                error = Errors.COORDINATOR_NOT_AVAILABLE;
+            } else {
+                c.setNodeId(leader.id()).setHost(endpoint.get().host()).setPort(endpoint.get().port());
+            }
+            return c.setErrorCode(error.code()).setErrorMessage(error == Errors.NONE ? null : error.message());
+        }
         if (error == Errors.NONE) {
             var endpoint = broker.advertisedEndpoint(context.listenerName());
             if (endpoint.isEmpty()) {

@@ -59,6 +59,17 @@ public final class OffsetForLeaderEpochHandler extends AllVersionsHandler {
         if (info.isEmpty() || p.partition() < 0 || p.partition() >= info.get().partitions()) {
             return r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
         }
+        dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        if (cluster != null) {
+            // the leader answers, after checking the asker's epoch against its own
+            try {
+                PartitionLog log = cluster.leaderLog(new TopicPartition(topic, p.partition()), p.currentLeaderEpoch());
+                LeaderEpochCache.EpochEndOffset end = log.epochCache().endOffsetFor(p.leaderEpoch(), log.logEndOffset());
+                return r.setErrorCode(Errors.NONE.code()).setLeaderEpoch(end.epoch()).setEndOffset(end.endOffset());
+            } catch (RuntimeException e) {
+                return r.setErrorCode(Errors.forException(e).code());
+            }
+        }
         int current = ReplicaManager.LEADER_EPOCH;
         if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() < current) {
             return r.setErrorCode(Errors.FENCED_LEADER_EPOCH.code());

@@ -77,6 +77,21 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         return t;
     }, 5, TimeUnit.MILLISECONDS);
     private volatile MetadataImage image = MetadataImage.EMPTY;
+    private final List<LeadershipListener> leadershipListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    /** Told when this broker starts and stops leading a partition (e.g. the group coordinator for __consumer_offsets). */
+    public interface LeadershipListener {
+        /** This broker now leads {@code tp} in {@code leaderEpoch}; appends are accepted. */
+        void onBecomeLeader(TopicPartition tp, int leaderEpoch);
+
+        /** This broker no longer leads {@code tp}. */
+        void onResign(TopicPartition tp);
+    }
+
+    /** Adds a listener; called on the metadata thread after the transition. */
+    public void addLeadershipListener(LeadershipListener listener) {
+        leadershipListeners.add(listener);
+    }
     private volatile boolean closed;
 
     /**
@@ -141,6 +156,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
     private void apply(TopicPartition tp, Uuid topicId, PartitionState state, Set<Integer> ineligible, MetadataImage next,
                        Map<ReplicaFetcherManager.Leader, List<ReplicaFetcherManager.FollowerPartition>> follow) {
+        boolean leaderEpochChanged = false;
         Partition p = partitions.get(tp);
         if (p != null && !p.topicId.equals(topicId)) {
             stop(p, true); // a topic re-created under the same name
@@ -151,6 +167,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             partitions.put(tp, p);
         }
         List<Runnable> after = new ArrayList<>();
+        boolean wasLeader;
+        synchronized (p) {
+            wasLeader = p.role == Partition.Role.LEADER;
+        }
         if (state.leader() == localId) {
             Set<Integer> isr = new HashSet<>(state.isr());
             LeaderAndIsr lai = new LeaderAndIsr(state.leader(), state.leaderEpoch(), state.partitionEpoch(), state.replicas(), isr);
@@ -158,6 +178,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             synchronized (p) {
                 becoming = p.role != Partition.Role.LEADER || p.leaderEpoch != state.leaderEpoch();
             }
+            leaderEpochChanged = becoming;
             if (becoming) {
                 fetchers.removePartitions(List.of(tp)); // no fetcher appends after this
             }
@@ -208,18 +229,34 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
         after.forEach(Runnable::run);
         purgatory.wake(tp);
+        boolean isLeader;
+        int epoch;
+        synchronized (p) {
+            isLeader = p.role == Partition.Role.LEADER;
+            epoch = p.leaderEpoch;
+        }
+        if (isLeader && (!wasLeader || leaderEpochChanged)) {
+            leadershipListeners.forEach(l -> l.onBecomeLeader(tp, epoch));
+        } else if (wasLeader && !isLeader) {
+            leadershipListeners.forEach(l -> l.onResign(tp));
+        }
     }
 
     private void stop(Partition p, boolean deleteLog) {
         fetchers.removePartitions(List.of(p.tp));
         List<Runnable> after;
+        boolean wasLeader;
         synchronized (p) {
+            wasLeader = p.role == Partition.Role.LEADER;
             after = p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER);
             p.leader = null;
             p.role = null;
         }
         partitions.remove(p.tp, p);
         after.forEach(Runnable::run);
+        if (wasLeader) {
+            leadershipListeners.forEach(l -> l.onResign(p.tp));
+        }
         if (deleteLog) {
             try {
                 logManager.deleteLog(p.tp);

@@ -66,8 +66,13 @@ public final class ClusterServices implements AutoCloseable {
         return new Uuid(u.getMostSignificantBits(), u.getLeastSignificantBits()).toString();
     }
 
+    /**
+     * @param leadershipListeners told when this broker starts and stops leading partitions (registered
+     *                            before the first image arrives)
+     */
     public ClusterServices(BrokerConfig config, String clusterId, BrokerContext context, LogManager logManager,
-                           List<BrokerConfig.Endpoint> advertised) throws IOException {
+                           List<BrokerConfig.Endpoint> advertised,
+                           List<ClusterReplicaManager.LeadershipListener> leadershipListeners) throws IOException {
         this.config = config;
         Map<Integer, InetSocketAddress> voters = config.quorumVoters();
         if (!voters.containsKey(config.nodeId())) {
@@ -89,12 +94,13 @@ public final class ClusterServices implements AutoCloseable {
         this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, 5_000, 1_000), loader, 30_000);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir);
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
-                ReplicaFetcherConfig.defaults(), Time.SYSTEM);
+                config.replicaFetcherConfig(), Time.SYSTEM);
         String interBroker = config.clientListeners().get(0).listenerName();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
                 context.replicaManager().purgatory(), fetchers, channel, Time.SYSTEM,
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
                 topic -> minInsyncReplicas(topics, topic));
+        leadershipListeners.forEach(replicas::addLeadershipListener);
         loader.addListener(replicas);
         // 3. requests waiting for an offset are answered after the image is fully applied
         loader.addListener(channel);
@@ -116,7 +122,9 @@ public final class ClusterServices implements AutoCloseable {
         if (controller != null) {
             controller.attach(quorum);
         }
-        lifecycle.start();
+        if (config.processRoles().contains("broker")) {
+            lifecycle.start();
+        } // a controller-only node votes and decides but never registers as a broker (it leads no partition)
     }
 
     private static void validateTopicConfigs(TopicRegistry topics, Map<String, String> configs) {

@@ -371,6 +371,22 @@ public final class GroupOffsets {
     // ---------------------------------------------------------------- replay
 
     /**
+     * Forgets the groups {@code which} accepts (this broker no longer coordinates them: their offsets
+     * partition moved to another leader). Their state stays in the offsets topic for the next coordinator.
+     *
+     * @return how many groups were dropped
+     */
+    public int unload(java.util.function.Predicate<String> which) {
+        int n = 0;
+        for (ClassicGroup group : List.copyOf(coordinator.groups.values())) {
+            if (which.test(group.groupId) && coordinator.groups.remove(group.groupId, group)) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
      * Applies one stored record at start-up, in log order. A record that does not decode is skipped
      * with a warning: a damaged offsets topic must not keep the broker down.
      */
@@ -402,7 +418,15 @@ public final class GroupOffsets {
 
     /** After replay: loaded members get a session timeout, as if they had just heartbeated. */
     public void completeLoad() {
+        completeLoad(groupId -> true);
+    }
+
+    /** As {@link #completeLoad()}, for the groups {@code which} accepts (one offsets partition's). */
+    public void completeLoad(java.util.function.Predicate<String> which) {
         for (ClassicGroup group : coordinator.groups.values()) {
+            if (!which.test(group.groupId)) {
+                continue;
+            }
             synchronized (group) {
                 for (GroupMember m : group.members()) {
                     coordinator.scheduleHeartbeatExpiry(group, m);

@@ -1,0 +1,16 @@
+package dev.varve.broker.group;
+
+import org.apache.kafka.common.protocol.Errors;
+
+/**
+ * Whether this broker coordinates a group right now. In a cluster a group belongs to the leader of its
+ * {@code __consumer_offsets} partition, and only once that partition's records are loaded: the answer is
+ * NONE, COORDINATOR_LOAD_IN_PROGRESS (loading; the client retries) or NOT_COORDINATOR (the client looks
+ * the coordinator up again). A single node coordinates every group.
+ */
+@FunctionalInterface
+public interface CoordinatorGate {
+    CoordinatorGate ALWAYS = groupId -> Errors.NONE;
+
+    Errors check(String groupId);
+}
