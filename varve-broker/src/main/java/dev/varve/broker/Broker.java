@@ -215,7 +215,9 @@ public final class Broker implements AutoCloseable {
     private static final java.util.Set<org.apache.kafka.common.protocol.ApiKeys> FORWARDED = java.util.EnumSet.of(
             org.apache.kafka.common.protocol.ApiKeys.CREATE_TOPICS, org.apache.kafka.common.protocol.ApiKeys.DELETE_TOPICS,
             org.apache.kafka.common.protocol.ApiKeys.CREATE_PARTITIONS, org.apache.kafka.common.protocol.ApiKeys.ALTER_CONFIGS,
-            org.apache.kafka.common.protocol.ApiKeys.INCREMENTAL_ALTER_CONFIGS, org.apache.kafka.common.protocol.ApiKeys.ELECT_LEADERS);
+            org.apache.kafka.common.protocol.ApiKeys.INCREMENTAL_ALTER_CONFIGS, org.apache.kafka.common.protocol.ApiKeys.ELECT_LEADERS,
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+            org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS);
 
 
     /**

@@ -16,6 +16,8 @@ import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
 import org.apache.kafka.common.message.AllocateProducerIdsResponseData;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -32,6 +34,8 @@ import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -100,6 +104,8 @@ public final class ControllerApis {
             case ALTER_CONFIGS -> alterConfigs(image, (AlterConfigsRequestData) request);
             case ALLOCATE_PRODUCER_IDS -> allocateProducerIds(image, (AllocateProducerIdsRequestData) request);
             case ELECT_LEADERS -> electLeaders(image, (ElectLeadersRequestData) request);
+            case ALTER_PARTITION_REASSIGNMENTS -> alterPartitionReassignments(image, (AlterPartitionReassignmentsRequestData) request);
+            case LIST_PARTITION_REASSIGNMENTS -> listPartitionReassignments(image, (ListPartitionReassignmentsRequestData) request);
             default -> throw new IllegalStateException("supported but unhandled: " + key);
         };
     }
@@ -176,7 +182,8 @@ public final class ControllerApis {
                         req.brokerId(), req.brokerEpoch(), topic.topicId(), p.partitionIndex(), p.leaderEpoch(),
                         p.partitionEpoch(), newIsr(p)));
                 AlterPartitionReply reply = r.response();
-                if (reply.error() == Errors.NONE && hasStaleMemberEpoch(current, p)) {
+                boolean accepted = reply.error() == Errors.NONE || reply.error() == Errors.NEW_LEADER_ELECTED;
+                if (accepted && hasStaleMemberEpoch(current, p)) {
                     reply = new AlterPartitionReply(Errors.INELIGIBLE_REPLICA, null);
                 } else if (!r.records().isEmpty()) {
                     records.addAll(r.records());
@@ -251,6 +258,64 @@ public final class ControllerApis {
                         .setErrorCode(error.error().code())
                         .setErrorMessage(message(error))));
         return result(r.records(), new ElectLeadersResponseData().setReplicaElectionResults(new ArrayList<>(byTopic.values())));
+    }
+
+    /**
+     * AlterPartitionReassignments: the top-level error is always NONE; each partition gets its own result, in
+     * request order ({@link ReassignmentControl#alterPartitionReassignments}). {@code allowReplicationFactorChange}
+     * is echoed, which tells v1 clients it was honoured (KIP-860).
+     */
+    private ControllerResult<ApiMessage> alterPartitionReassignments(MetadataImage image, AlterPartitionReassignmentsRequestData req) {
+        List<ReassignmentControl.Reassignment> wanted = new ArrayList<>();
+        for (AlterPartitionReassignmentsRequestData.ReassignableTopic t : req.topics()) {
+            for (AlterPartitionReassignmentsRequestData.ReassignablePartition p : t.partitions()) {
+                wanted.add(new ReassignmentControl.Reassignment(new TopicPartition(t.name(), p.partitionIndex()), p.replicas()));
+            }
+        }
+        ControllerResult<List<ApiError>> r = logic.alterPartitionReassignments(image, wanted, req.allowReplicationFactorChange());
+        AlterPartitionReassignmentsResponseData response = new AlterPartitionReassignmentsResponseData()
+                .setAllowReplicationFactorChange(req.allowReplicationFactorChange())
+                .setErrorCode(Errors.NONE.code())
+                .setErrorMessage(null);
+        int i = 0;
+        for (AlterPartitionReassignmentsRequestData.ReassignableTopic t : req.topics()) {
+            AlterPartitionReassignmentsResponseData.ReassignableTopicResponse topic =
+                    new AlterPartitionReassignmentsResponseData.ReassignableTopicResponse().setName(t.name());
+            for (AlterPartitionReassignmentsRequestData.ReassignablePartition p : t.partitions()) {
+                ApiError error = r.response().get(i++);
+                topic.partitions().add(new AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse()
+                        .setPartitionIndex(p.partitionIndex())
+                        .setErrorCode(error.error().code())
+                        .setErrorMessage(message(error)));
+            }
+            response.responses().add(topic);
+        }
+        return result(r.records(), response);
+    }
+
+    /** ListPartitionReassignments: the ongoing reassignments among the named partitions (null topics: all), grouped by topic. */
+    private ControllerResult<ApiMessage> listPartitionReassignments(MetadataImage image, ListPartitionReassignmentsRequestData req) {
+        List<TopicPartition> wanted = null;
+        if (req.topics() != null) {
+            wanted = new ArrayList<>();
+            for (ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics t : req.topics()) {
+                for (int p : t.partitionIndexes()) {
+                    wanted.add(new TopicPartition(t.name(), p));
+                }
+            }
+        }
+        Map<String, ListPartitionReassignmentsResponseData.OngoingTopicReassignment> byTopic = new LinkedHashMap<>();
+        logic.listPartitionReassignments(image, wanted).forEach((tp, p) -> byTopic
+                .computeIfAbsent(tp.topic(), t -> new ListPartitionReassignmentsResponseData.OngoingTopicReassignment().setName(t))
+                .partitions().add(new ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+                        .setPartitionIndex(tp.partition())
+                        .setReplicas(new ArrayList<>(p.replicas()))
+                        .setAddingReplicas(new ArrayList<>(p.addingReplicas()))
+                        .setRemovingReplicas(new ArrayList<>(p.removingReplicas()))));
+        return result(List.of(), new ListPartitionReassignmentsResponseData()
+                .setErrorCode(Errors.NONE.code())
+                .setErrorMessage(null)
+                .setTopics(new ArrayList<>(byTopic.values())));
     }
 
     // ---- topics

@@ -33,7 +33,8 @@ public final class ControllerEnvelope {
     public static final Set<ApiKeys> SUPPORTED_KEYS = Collections.unmodifiableSet(EnumSet.of(
             ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT, ApiKeys.ALTER_PARTITION, ApiKeys.CREATE_TOPICS,
             ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_CONFIGS,
-            ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ELECT_LEADERS));
+            ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS));
 
     /** Size of the request header: api key and version. */
     static final int HEADER_BYTES = 4;

@@ -23,8 +23,9 @@ import java.util.function.Supplier;
 /**
  * The controller's decisions, in one place for the quorum to call: each method takes the image the
  * decision is made on plus a command and returns the records to commit (one Raft entry) and the
- * response. Concerns live in {@link ClusterControl} (brokers), {@link TopicControl} (topics) and
- * {@link PartitionControl} (leaders and ISRs); producer-id blocks and config changes are small enough
+ * response. Concerns live in {@link ClusterControl} (brokers), {@link TopicControl} (topics),
+ * {@link PartitionControl} (leaders and ISRs) and {@link ReassignmentControl} (moving replicas);
+ * producer-id blocks and config changes are small enough
  * to live here.
  *
  * <p><b>Which image.</b> Decide on the latest image <em>including records proposed but not yet
@@ -42,6 +43,7 @@ public final class ControllerLogic {
     private final PartitionControl partitions;
     private final ClusterControl cluster;
     private final TopicControl topics;
+    private final ReassignmentControl reassignments;
 
     /**
      * @param topicIds        new topic ids ({@code Uuid::randomUuid} in production)
@@ -52,6 +54,7 @@ public final class ControllerLogic {
         this.partitions = new PartitionControl(config);
         this.cluster = new ClusterControl(config, partitions);
         this.topics = new TopicControl(config, topicIds, configValidator);
+        this.reassignments = new ReassignmentControl(partitions);
     }
 
     public ControllerConfig config() {
@@ -136,6 +139,17 @@ public final class ControllerLogic {
     public ControllerResult<Map<TopicPartition, ApiError>> electLeaders(
             MetadataImage image, ElectionType type, Collection<TopicPartition> partitionsToElect) {
         return partitions.electLeaders(image, type, partitionsToElect);
+    }
+
+    /** AlterPartitionReassignments: starts (target replicas) or cancels (null) reassignments; one result per entry. */
+    public ControllerResult<List<ApiError>> alterPartitionReassignments(
+            MetadataImage image, List<ReassignmentControl.Reassignment> request, boolean allowReplicationFactorChange) {
+        return reassignments.alterPartitionReassignments(image, request, allowReplicationFactorChange);
+    }
+
+    /** ListPartitionReassignments: the partitions of {@code wanted} (null: all) with a reassignment in progress. No records. */
+    public Map<TopicPartition, PartitionState> listPartitionReassignments(MetadataImage image, Collection<TopicPartition> wanted) {
+        return reassignments.listPartitionReassignments(image, wanted);
     }
 
     // ---- producer ids

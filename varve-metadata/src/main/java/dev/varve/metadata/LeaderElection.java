@@ -9,6 +9,9 @@ import java.util.function.IntPredicate;
  * ("eligible": registered, unfenced, not in controlled shutdown).
  *
  * <h2>Order of candidates</h2>
+ * Within each step candidates are tried in replica order, except that replicas an ongoing reassignment
+ * is removing come last: one is elected only when no other candidate of that step is eligible (Kafka's
+ * rule; the current leader may stay even if it is being removed, until the reassignment completes).
  * <ol>
  *   <li>The current leader, if it is still eligible and in the ISR (no change).</li>
  *   <li><b>ISR</b>: the first eligible ISR member in replica order.</li>
@@ -82,23 +85,24 @@ public final class LeaderElection {
         if (p.hasLeader() && p.isr().contains(p.leader()) && eligible.test(p.leader())) {
             return new Result(p.leader(), p.isr(), p.elr(), p.lastKnownElr(), Kind.UNCHANGED);
         }
-        int fromIsr = firstEligible(p.replicas(), p.isr(), eligible);
+        List<Integer> order = candidateOrder(p);
+        int fromIsr = firstEligible(order, p.isr(), eligible);
         if (fromIsr >= 0) {
             return new Result(fromIsr, p.isr(), p.elr(), List.of(), Kind.ISR);
         }
-        int fromElr = firstEligible(p.replicas(), p.elr(), eligible);
+        int fromElr = firstEligible(order, p.elr(), eligible);
         if (fromElr >= 0) {
             List<Integer> isr = List.of(fromElr);
             return new Result(fromElr, isr, elrAfterIsrChange(p.replicas(), p.isr(), isr, p.elr(), minIsr), List.of(), Kind.ELR);
         }
         if (p.isr().isEmpty() && p.elr().isEmpty()) {
-            int lastStanding = firstEligible(p.replicas(), p.lastKnownElr(), eligible);
+            int lastStanding = firstEligible(order, p.lastKnownElr(), eligible);
             if (lastStanding >= 0) {
                 return new Result(lastStanding, List.of(lastStanding), List.of(), List.of(), Kind.LAST_KNOWN_ELR);
             }
         }
         if (uncleanEnabled) {
-            int any = firstEligible(p.replicas(), p.replicas(), eligible);
+            int any = firstEligible(order, p.replicas(), eligible);
             if (any >= 0) {
                 return new Result(any, List.of(any), List.of(), List.of(), Kind.UNCLEAN);
             }
@@ -124,6 +128,16 @@ public final class LeaderElection {
                 out.add(r);
             }
         }
+        return out;
+    }
+
+    /** The replicas in the order elections try them: replica order, the ones a reassignment is removing last. */
+    static List<Integer> candidateOrder(PartitionState p) {
+        if (p.removingReplicas().isEmpty()) {
+            return p.replicas();
+        }
+        List<Integer> out = new ArrayList<>(p.targetReplicas());
+        out.addAll(p.removingReplicas());
         return out;
     }
 

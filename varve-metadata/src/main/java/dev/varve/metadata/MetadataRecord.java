@@ -136,10 +136,13 @@ public sealed interface MetadataRecord {
      *                     acknowledged to an {@code acks=all} producer
      * @param lastKnownElr replicas that were the last ISR/ELR members but restarted after an unclean
      *                     shutdown: electable only when ISR and ELR are both empty (see {@link LeaderElection})
+     * @param addingReplicas   replicas an ongoing reassignment (KIP-455) is adding; empty when none
+     * @param removingReplicas replicas an ongoing reassignment is removing; empty when none
      */
     record PartitionRecord(Uuid topicId, int partition, List<Integer> replicas, List<Integer> isr,
                            List<Integer> elr, List<Integer> lastKnownElr, int leader, int leaderEpoch,
-                           int partitionEpoch) implements MetadataRecord {
+                           int partitionEpoch, List<Integer> addingReplicas, List<Integer> removingReplicas)
+            implements MetadataRecord {
         public PartitionRecord {
             requireTopicId(topicId);
             if (partition < 0) {
@@ -155,6 +158,14 @@ public sealed interface MetadataRecord {
             if (leaderEpoch < 0 || partitionEpoch < 0) {
                 throw new IllegalArgumentException("negative epoch");
             }
+            addingReplicas = List.copyOf(addingReplicas);
+            removingReplicas = List.copyOf(removingReplicas);
+        }
+
+        /** A partition with no reassignment in progress. */
+        public PartitionRecord(Uuid topicId, int partition, List<Integer> replicas, List<Integer> isr, List<Integer> elr,
+                               List<Integer> lastKnownElr, int leader, int leaderEpoch, int partitionEpoch) {
+            this(topicId, partition, replicas, isr, elr, lastKnownElr, leader, leaderEpoch, partitionEpoch, List.of(), List.of());
         }
 
         @Override
@@ -166,10 +177,12 @@ public sealed interface MetadataRecord {
     /**
      * A change to one partition: only the fields that change are set (lists null, leader
      * {@link #NO_LEADER_CHANGE} when unchanged). Applying it always bumps the partition epoch by one,
-     * and bumps the leader epoch by one when {@code leader} is set.
+     * and bumps the leader epoch by one when {@code leader} is set (also to the current leader: the
+     * controller does that when a reassignment drops replicas, so they are fenced).
      */
     record PartitionChange(Uuid topicId, int partition, int leader, List<Integer> replicas, List<Integer> isr,
-                           List<Integer> elr, List<Integer> lastKnownElr) implements MetadataRecord {
+                           List<Integer> elr, List<Integer> lastKnownElr, List<Integer> addingReplicas,
+                           List<Integer> removingReplicas) implements MetadataRecord {
         public PartitionChange {
             requireTopicId(topicId);
             if (partition < 0) {
@@ -178,10 +191,18 @@ public sealed interface MetadataRecord {
             if (leader < NO_LEADER_CHANGE) {
                 throw new IllegalArgumentException("bad leader " + leader);
             }
-            replicas = replicas == null ? null : List.copyOf(replicas);
-            isr = isr == null ? null : List.copyOf(isr);
-            elr = elr == null ? null : List.copyOf(elr);
-            lastKnownElr = lastKnownElr == null ? null : List.copyOf(lastKnownElr);
+            replicas = copyOrNull(replicas);
+            isr = copyOrNull(isr);
+            elr = copyOrNull(elr);
+            lastKnownElr = copyOrNull(lastKnownElr);
+            addingReplicas = copyOrNull(addingReplicas);
+            removingReplicas = copyOrNull(removingReplicas);
+        }
+
+        /** A change that leaves any reassignment as it is. */
+        public PartitionChange(Uuid topicId, int partition, int leader, List<Integer> replicas, List<Integer> isr,
+                               List<Integer> elr, List<Integer> lastKnownElr) {
+            this(topicId, partition, leader, replicas, isr, elr, lastKnownElr, null, null);
         }
 
         public boolean changesLeader() {
@@ -245,6 +266,10 @@ public sealed interface MetadataRecord {
         public short typeId() {
             return 11;
         }
+    }
+
+    private static List<Integer> copyOrNull(List<Integer> list) {
+        return list == null ? null : List.copyOf(list);
     }
 
     private static void requireText(String s, String what) {

@@ -29,19 +29,33 @@ import java.util.zip.CRC32C;
  * Serialized form of a batch of {@link MetadataRecord}s: one Raft entry, or a whole snapshot.
  *
  * <pre>
- *   batch   := version:int16 (=1)  crc:uint32 (CRC32C of everything after it)  count:int32  record{count}
+ *   batch   := version:int16 (=2)  crc:uint32 (CRC32C of everything after it)  count:int32  record{count}
  *   record  := type:int16  length:int32  payload{length}
  *   string  := length:int16 (-1 = null)  UTF-8 bytes          ints := count:int32 (-1 = null)  int32{count}
  *   uuid    := 16 bytes                                        bool := byte 0 | 1
  * </pre>
  *
- * All integers big-endian. Reading checks every length and count against the bytes actually left
+ * All integers big-endian. Payloads list the record's components in declaration order.
+ *
+ * <p>Versions: batches are written at {@link #VERSION}; every older version is still read (Raft logs and
+ * snapshots outlive the code that wrote them).
+ * <ul>
+ *   <li>1: the first format.</li>
+ *   <li>2: {@link PartitionRecord} and {@link PartitionChange} end with {@code addingReplicas} and
+ *       {@code removingReplicas} (ints; null = unchanged in a change). Read from version 1 they are empty
+ *       (record) or unchanged (change).</li>
+ * </ul>
+ *
+ * <p>Reading checks every length and count against the bytes actually left
  * before allocating anything, checks the CRC, and requires each record to consume exactly its
  * declared length; so memory use is bounded by the input's size and any corruption ends in a
  * {@link CorruptMetadataException}, never an {@link OutOfMemoryError}. Stateless and thread-safe.
  */
 public final class MetadataRecordSerde {
-    public static final short VERSION = 1;
+    /** The version written. */
+    public static final short VERSION = 2;
+    /** The oldest version still read. */
+    public static final short OLDEST_READABLE_VERSION = 1;
     private static final int HEADER_BYTES = 2 + 4 + 4;
     private static final int RECORD_HEADER_BYTES = 2 + 4;
 
@@ -80,7 +94,7 @@ public final class MetadataRecordSerde {
         }
         ByteBuffer buf = ByteBuffer.wrap(bytes);
         short version = buf.getShort();
-        if (version != VERSION) {
+        if (version < OLDEST_READABLE_VERSION || version > VERSION) {
             throw new CorruptMetadataException("unsupported metadata batch version " + version);
         }
         int storedCrc = buf.getInt();
@@ -107,7 +121,7 @@ public final class MetadataRecordSerde {
             ByteBuffer payload = buf.slice(buf.position(), length);
             buf.position(buf.position() + length);
             try {
-                out.add(readPayload(type, new Reader(payload)));
+                out.add(readPayload(type, new Reader(payload), version));
             } catch (BufferUnderflowException e) {
                 throw new CorruptMetadataException("record " + i + " (type " + type + ") is truncated");
             } catch (IllegalArgumentException | NullPointerException e) {
@@ -157,6 +171,8 @@ public final class MetadataRecordSerde {
             w.putInt(r.leader());
             w.putInt(r.leaderEpoch());
             w.putInt(r.partitionEpoch());
+            w.putInts(r.addingReplicas());
+            w.putInts(r.removingReplicas());
         } else if (record instanceof PartitionChange r) {
             w.putUuid(r.topicId());
             w.putInt(r.partition());
@@ -165,6 +181,8 @@ public final class MetadataRecordSerde {
             w.putInts(r.isr());
             w.putInts(r.elr());
             w.putInts(r.lastKnownElr());
+            w.putInts(r.addingReplicas());
+            w.putInts(r.removingReplicas());
         } else if (record instanceof RemoveTopic r) {
             w.putUuid(r.topicId());
         } else if (record instanceof ConfigRecord r) {
@@ -186,7 +204,7 @@ public final class MetadataRecordSerde {
         w.putLong(brokerEpoch);
     }
 
-    private static MetadataRecord readPayload(short type, Reader r) {
+    private static MetadataRecord readPayload(short type, Reader r, short version) {
         switch (type) {
             case 1: {
                 int id = r.getInt();
@@ -209,11 +227,35 @@ public final class MetadataRecordSerde {
                 return new UnregisterBroker(r.getInt(), r.getLong());
             case 6:
                 return new TopicRecord(r.getString(), r.getUuid());
-            case 7:
-                return new PartitionRecord(r.getUuid(), r.getInt(), r.getNonNullInts(), r.getNonNullInts(),
-                        r.getNonNullInts(), r.getNonNullInts(), r.getInt(), r.getInt(), r.getInt());
-            case 8:
-                return new PartitionChange(r.getUuid(), r.getInt(), r.getInt(), r.getInts(), r.getInts(), r.getInts(), r.getInts());
+            case 7: {
+                Uuid topicId = r.getUuid();
+                int partition = r.getInt();
+                List<Integer> replicas = r.getNonNullInts();
+                List<Integer> isr = r.getNonNullInts();
+                List<Integer> elr = r.getNonNullInts();
+                List<Integer> lastKnownElr = r.getNonNullInts();
+                int leader = r.getInt();
+                int leaderEpoch = r.getInt();
+                int partitionEpoch = r.getInt();
+                boolean v1 = version < 2;
+                List<Integer> adding = v1 ? List.of() : r.getNonNullInts();
+                List<Integer> removing = v1 ? List.of() : r.getNonNullInts();
+                return new PartitionRecord(topicId, partition, replicas, isr, elr, lastKnownElr, leader, leaderEpoch,
+                        partitionEpoch, adding, removing);
+            }
+            case 8: {
+                Uuid topicId = r.getUuid();
+                int partition = r.getInt();
+                int leader = r.getInt();
+                List<Integer> replicas = r.getInts();
+                List<Integer> isr = r.getInts();
+                List<Integer> elr = r.getInts();
+                List<Integer> lastKnownElr = r.getInts();
+                boolean v1 = version < 2;
+                List<Integer> adding = v1 ? null : r.getInts();
+                List<Integer> removing = v1 ? null : r.getInts();
+                return new PartitionChange(topicId, partition, leader, replicas, isr, elr, lastKnownElr, adding, removing);
+            }
             case 9:
                 return new RemoveTopic(r.getUuid());
             case 10: {

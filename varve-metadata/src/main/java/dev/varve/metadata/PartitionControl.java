@@ -36,7 +36,11 @@ public final class PartitionControl {
         }
     }
 
-    /** The answer: on success, the partition's state after the change (or unchanged when nothing changed). */
+    /**
+     * The answer: on success, the partition's state after the change (or unchanged when nothing changed).
+     * NEW_LEADER_ELECTED comes with records and the state after them: the change completed a reassignment
+     * that moved leadership off the sender, which must learn the new leader from the metadata (Kafka's rule).
+     */
     public record AlterPartitionReply(Errors error, PartitionState state) {
     }
 
@@ -131,6 +135,8 @@ public final class PartitionControl {
      * (INVALID_UPDATE_VERSION), shape of the ISR (INVALID_REQUEST: non-empty subset of the replicas,
      * containing the leader, no duplicates), and every member added must be an eligible broker
      * (INELIGIBLE_REPLICA). On success the partition epoch is bumped; the reply carries the new state.
+     * Adding replicas of a reassignment join the ISR like any replica; the change that brings the last of
+     * them in completes the reassignment ({@link PartitionUpdate}), possibly with NEW_LEADER_ELECTED.
      */
     public ControllerResult<AlterPartitionReply> alterPartition(MetadataImage image, AlterPartitionRequest req) {
         BrokerRegistration sender = image.broker(req.brokerId()).orElse(null);
@@ -168,7 +174,9 @@ public final class PartitionControl {
         if (change == null) {
             return ControllerResult.of(new AlterPartitionReply(Errors.NONE, p));
         }
-        return new ControllerResult<>(List.of(change), new AlterPartitionReply(Errors.NONE, p.apply(change)));
+        PartitionState after = p.apply(change);
+        Errors error = after.leader() == req.brokerId() ? Errors.NONE : Errors.NEW_LEADER_ELECTED;
+        return new ControllerResult<>(List.of(change), new AlterPartitionReply(error, after));
     }
 
     /**

@@ -330,7 +330,7 @@ public final class TopicControl {
             throw new org.apache.kafka.common.errors.InvalidPartitionsException("Number of partitions " + req.count()
                     + " is above the limit of " + MAX_PARTITIONS_PER_TOPIC + ".");
         }
-        int rf = current == 0 ? config.defaultReplicationFactor() : t.partition(0).replicas().size();
+        int rf = current == 0 ? config.defaultReplicationFactor() : t.partition(0).targetReplicas().size();
         int adding = req.count() - current;
         List<List<Integer>> assignment;
         if (req.assignments() != null) {

@@ -8,6 +8,8 @@ import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
 import org.apache.kafka.common.message.AllocateProducerIdsResponseData;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -24,6 +26,8 @@ import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -314,6 +318,204 @@ class ControllerApisTest {
         assertThat(Errors.forCode(badType.errorCode())).isEqualTo(Errors.INVALID_REQUEST);
     }
 
+    // ---- reassignments
+
+    @Test
+    void reassignmentMovesTheLeaderOffARemovedReplicaOnceTheNewOneIsInSync() {
+        addBroker(3);
+        Uuid id = createTopicWithAssignment("move", List.of(0, 1, 2)).id();
+        PartitionState before = image.partition(id, 0);
+        assertThat(before.leader()).isZero();
+
+        assertThat(reassign("move", 0, List.of(1, 2, 3))).isEqualTo(Errors.NONE);
+        PartitionState moving = image.partition(id, 0);
+        assertThat(moving.replicas()).containsExactly(1, 2, 3, 0); // target first, then the replicas it drops
+        assertThat(moving.addingReplicas()).containsExactly(3);
+        assertThat(moving.removingReplicas()).containsExactly(0);
+        assertThat(moving.isr()).isEqualTo(before.isr());
+        assertThat(moving.leader()).isZero();
+        assertThat(moving.leaderEpoch()).isEqualTo(before.leaderEpoch());
+        assertThat(moving.partitionEpoch()).isEqualTo(before.partitionEpoch() + 1);
+        assertThat(listReassignments(null)).containsExactly("move-0 replicas=[1, 2, 3, 0] adding=[3] removing=[0]");
+        checkSnapshot();
+
+        // Broker 3 caught up: the leader adds it to the ISR, which completes the reassignment. Leader 0 is
+        // being removed, so leadership moves to the first target replica in the ISR and 0 is told so.
+        AlterPartitionResponseData.PartitionData r = alterIsr(0, id, moving, List.of(0, 1, 2, 3));
+        assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NEW_LEADER_ELECTED);
+        PartitionState done = image.partition(id, 0);
+        assertThat(done.replicas()).containsExactly(1, 2, 3);
+        assertThat(done.isr()).containsExactly(1, 2, 3);
+        assertThat(done.leader()).isEqualTo(1);
+        assertThat(done.leaderEpoch()).isEqualTo(before.leaderEpoch() + 1);
+        assertThat(done.partitionEpoch()).isEqualTo(moving.partitionEpoch() + 1);
+        assertThat(done.isReassigning()).isFalse();
+        assertThat(listReassignments(null)).isEmpty();
+        checkSnapshot();
+    }
+
+    @Test
+    void completionThatKeepsTheLeaderStillBumpsItsEpoch() {
+        addBroker(3);
+        Uuid id = createTopicWithAssignment("keep", List.of(0, 1, 2)).id();
+        PartitionState before = image.partition(id, 0);
+        assertThat(reassign("keep", 0, List.of(0, 1, 3))).isEqualTo(Errors.NONE);
+        PartitionState moving = image.partition(id, 0);
+        assertThat(moving.replicas()).containsExactly(0, 1, 3, 2);
+
+        // Only part of the ISR expansion so far: 3 is still catching up, nothing completes.
+        AlterPartitionResponseData.PartitionData partial = alterIsr(0, id, moving, List.of(0, 1));
+        assertThat(Errors.forCode(partial.errorCode())).isEqualTo(Errors.NONE);
+        assertThat(image.partition(id, 0).isReassigning()).isTrue();
+
+        AlterPartitionResponseData.PartitionData r = alterIsr(0, id, image.partition(id, 0), List.of(0, 1, 3));
+        assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
+        PartitionState done = image.partition(id, 0);
+        assertThat(done.replicas()).containsExactly(0, 1, 3);
+        assertThat(done.isr()).containsExactly(0, 1, 3);
+        assertThat(done.leader()).isZero();
+        assertThat(done.leaderEpoch()).as("2 was dropped: its fetches must be fenced").isEqualTo(before.leaderEpoch() + 1);
+        assertThat(done.isReassigning()).isFalse();
+        assertThat(r.isr()).containsExactly(0, 1, 3);
+        assertThat(r.leaderEpoch()).isEqualTo(done.leaderEpoch());
+        assertThat(r.partitionEpoch()).isEqualTo(done.partitionEpoch());
+    }
+
+    @Test
+    void reassignmentThatAddsNothingCompletesAtOnce() {
+        Uuid id = createTopicWithAssignment("shrink", List.of(0, 1, 2)).id();
+        PartitionState before = image.partition(id, 0);
+        assertThat(reassign("shrink", 0, List.of(2, 1))).isEqualTo(Errors.NONE);
+        PartitionState done = image.partition(id, 0);
+        assertThat(done.replicas()).containsExactly(2, 1);
+        assertThat(done.isr()).containsExactly(1, 2);
+        assertThat(done.leader()).as("first target replica in the ISR").isEqualTo(2);
+        assertThat(done.leaderEpoch()).isEqualTo(before.leaderEpoch() + 1);
+        assertThat(done.isReassigning()).isFalse();
+
+        // Reordering only: no replica dropped, the leader and its epoch stay.
+        assertThat(reassign("shrink", 0, List.of(1, 2))).isEqualTo(Errors.NONE);
+        PartitionState reordered = image.partition(id, 0);
+        assertThat(reordered.replicas()).containsExactly(1, 2);
+        assertThat(reordered.leader()).isEqualTo(2);
+        assertThat(reordered.leaderEpoch()).isEqualTo(done.leaderEpoch());
+        assertThat(reordered.partitionEpoch()).isEqualTo(done.partitionEpoch() + 1);
+
+        // The same assignment again changes nothing.
+        ControllerResult<ApiMessage> same = decide(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignment(true, "shrink", 0, List.of(1, 2)));
+        assertThat(same.records()).isEmpty();
+    }
+
+    @Test
+    void cancelRevertsAndMovesTheLeaderOffAnAddedReplica() {
+        addBroker(3);
+        addBroker(4);
+        Uuid id = createTopicWithAssignment("undo", List.of(0, 1, 2)).id();
+        assertThat(reassign("undo", 0, List.of(3, 4, 1))).isEqualTo(Errors.NONE);
+        PartitionState moving = image.partition(id, 0);
+        assertThat(moving.replicas()).containsExactly(3, 4, 1, 0, 2);
+        assertThat(moving.addingReplicas()).containsExactly(3, 4);
+        assertThat(moving.removingReplicas()).containsExactly(0, 2);
+        assertThat(Errors.forCode(alterIsr(0, id, moving, List.of(0, 1, 2, 3)).errorCode())).isEqualTo(Errors.NONE);
+        assertThat(image.partition(id, 0).isReassigning()).as("4 has not caught up").isTrue();
+
+        // The leader fails: its successor is a target replica, never 2, which is being removed.
+        heartbeat(0, epochs.get(0), true);
+        PartitionState failedOver = image.partition(id, 0);
+        assertThat(failedOver.isr()).containsExactly(1, 2, 3);
+        assertThat(failedOver.leader()).isEqualTo(3);
+
+        assertThat(reassign("undo", 0, null)).isEqualTo(Errors.NONE);
+        PartitionState reverted = image.partition(id, 0);
+        assertThat(reverted.replicas()).containsExactly(1, 0, 2);
+        assertThat(reverted.isr()).containsExactly(1, 2);
+        assertThat(reverted.leader()).isEqualTo(1);
+        assertThat(reverted.leaderEpoch()).isEqualTo(failedOver.leaderEpoch() + 1);
+        assertThat(reverted.isReassigning()).isFalse();
+        assertThat(reassign("undo", 0, null)).isEqualTo(Errors.NO_REASSIGNMENT_IN_PROGRESS);
+        checkSnapshot();
+    }
+
+    @Test
+    void cancelThatNeedsAnUncleanElectionIsRefusedUnlessEnabled() {
+        Uuid id = createTopicWithAssignment("lonely", List.of(0)).id();
+        assertThat(reassign("lonely", 0, List.of(1, 2))).isEqualTo(Errors.NONE);
+        assertThat(Errors.forCode(alterIsr(0, id, image.partition(id, 0), List.of(0, 1)).errorCode())).isEqualTo(Errors.NONE);
+        heartbeat(0, epochs.get(0), true); // 0 leaves the ISR: only the added replica 1 is in sync
+        heartbeat(0, epochs.get(0), false);
+        PartitionState p = image.partition(id, 0);
+        assertThat(p.isr()).containsExactly(1);
+        assertThat(p.leader()).isEqualTo(1);
+
+        assertThat(reassign("lonely", 0, null)).isEqualTo(Errors.INVALID_REPLICA_ASSIGNMENT);
+        assertThat(image.partition(id, 0)).isEqualTo(p);
+
+        assertThat(alterTopicConfig("lonely", op("unclean.leader.election.enable", SET, "true"))).isEqualTo(Errors.NONE);
+        assertThat(reassign("lonely", 0, null)).isEqualTo(Errors.NONE);
+        PartitionState reverted = image.partition(id, 0);
+        assertThat(reverted.replicas()).containsExactly(0);
+        assertThat(reverted.isr()).containsExactly(0);
+        assertThat(reverted.leader()).isZero();
+    }
+
+    @Test
+    void reassignmentErrorsArePerPartition() {
+        createTopicWithAssignment("errs", List.of(0, 1), List.of(1, 2));
+        AlterPartitionReassignmentsRequestData req = new AlterPartitionReassignmentsRequestData().setTopics(List.of(
+                new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName("errs").setPartitions(List.of(
+                        target(0, List.of()), target(0, List.of(1, 1)), target(0, List.of(0, 9)), target(1, null), target(7, List.of(0)),
+                        target(1, List.of(2, 0)))),
+                new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName("ghost").setPartitions(List.of(
+                        target(0, List.of(0))))));
+        AlterPartitionReassignmentsResponseData r = send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, req);
+        assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
+        assertThat(r.allowReplicationFactorChange()).isTrue();
+        assertThat(r.responses()).extracting(AlterPartitionReassignmentsResponseData.ReassignableTopicResponse::name)
+                .containsExactly("errs", "ghost");
+        assertThat(r.responses().get(0).partitions()).extracting(x -> x.partitionIndex() + "=" + Errors.forCode(x.errorCode()))
+                .containsExactly("0=INVALID_REPLICA_ASSIGNMENT", "0=INVALID_REPLICA_ASSIGNMENT", "0=INVALID_REPLICA_ASSIGNMENT",
+                        "1=NO_REASSIGNMENT_IN_PROGRESS", "7=UNKNOWN_TOPIC_OR_PARTITION", "1=NONE");
+        assertThat(r.responses().get(0).partitions()).filteredOn(x -> x.errorCode() != 0).allSatisfy(x -> assertThat(x.errorMessage()).isNotBlank());
+        assertThat(r.responses().get(0).partitions().get(5).errorMessage()).isNull();
+        assertThat(Errors.forCode(r.responses().get(1).partitions().get(0).errorCode())).isEqualTo(Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        assertThat(image.topic("errs").orElseThrow().partition(0).replicas()).containsExactly(0, 1);
+        assertThat(image.topic("errs").orElseThrow().partition(1).replicas()).containsExactly(2, 0, 1);
+
+        // KIP-860: without allowReplicationFactorChange the replica count must stay (the partition's target counts).
+        AlterPartitionReassignmentsResponseData strict = send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+                reassignment(false, "errs", 1, List.of(0)));
+        assertThat(strict.allowReplicationFactorChange()).isFalse();
+        assertThat(Errors.forCode(strict.responses().get(0).partitions().get(0).errorCode())).isEqualTo(Errors.INVALID_REPLICATION_FACTOR);
+        AlterPartitionReassignmentsResponseData sameSize = send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
+                reassignment(false, "errs", 1, List.of(0, 2)));
+        assertThat(Errors.forCode(sameSize.responses().get(0).partitions().get(0).errorCode())).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void listReassignmentsOfChosenPartitions() {
+        addBroker(3);
+        createTopicWithAssignment("a", List.of(0, 1), List.of(1, 2), List.of(2, 0));
+        createTopicWithAssignment("b", List.of(0, 1));
+        assertThat(reassign("a", 2, List.of(3, 0))).isEqualTo(Errors.NONE);
+        assertThat(reassign("a", 0, List.of(0, 3))).isEqualTo(Errors.NONE);
+        assertThat(reassign("b", 0, List.of(3))).isEqualTo(Errors.NONE);
+
+        assertThat(listReassignments(null)).containsExactly(
+                "a-0 replicas=[0, 3, 1] adding=[3] removing=[1]",
+                "a-2 replicas=[3, 0, 2] adding=[3] removing=[2]",
+                "b-0 replicas=[3, 0, 1] adding=[3] removing=[0, 1]");
+        List<ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics> topics = List.of(
+                new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("a").setPartitionIndexes(List.of(2, 1, 9)),
+                new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("ghost").setPartitionIndexes(List.of(0)));
+        assertThat(listReassignments(topics)).containsExactly("a-2 replicas=[3, 0, 2] adding=[3] removing=[2]");
+        assertThat(decide(ApiKeys.LIST_PARTITION_REASSIGNMENTS, new ListPartitionReassignmentsRequestData().setTopics(null)).records()).isEmpty();
+
+        // A new reassignment replaces the ongoing one, based on the current (merged) replicas; 3 has not
+        // caught up yet, so it is still being added and the reassignment waits for it.
+        assertThat(reassign("b", 0, List.of(1, 3))).isEqualTo(Errors.NONE);
+        assertThat(listReassignments(null)).contains("b-0 replicas=[1, 3, 0] adding=[3] removing=[0]");
+    }
+
     // ---- configs
 
     @Test
@@ -423,6 +625,12 @@ class ControllerApisTest {
                                 .setLeaderEpoch(p.leaderEpoch()).setPartitionEpoch(p.partitionEpoch()).setNewIsr(List.of(p.leader()))))));
         AlterPartitionResponseData altered = send(ApiKeys.ALTER_PARTITION, (short) 2, v2);
         assertThat(altered.topics().get(0).partitions().get(0).isr()).containsExactly(p.leader());
+        AlterPartitionReassignmentsResponseData reassigned = send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, (short) 0,
+                reassignment(true, "old", 0, List.of(p.leader())));
+        assertThat(reassigned.responses().get(0).partitions().get(0).errorCode()).isZero();
+        ListPartitionReassignmentsResponseData listed = send(ApiKeys.LIST_PARTITION_REASSIGNMENTS, (short) 0,
+                new ListPartitionReassignmentsRequestData().setTopics(null));
+        assertThat(listed.topics()).isEmpty();
         DeleteTopicsResponseData deleted = send(ApiKeys.DELETE_TOPICS, ApiKeys.DELETE_TOPICS.oldestVersion(),
                 new DeleteTopicsRequestData().setTopicNames(List.of("old", "older")));
         assertThat(deleted.responses()).extracting(DeleteTopicsResponseData.DeletableTopicResult::errorCode).containsOnly((short) 0);
@@ -445,6 +653,48 @@ class ControllerApisTest {
             image = image.apply(image.offset() + 1, committed);
         }
         return (R) ControllerEnvelope.decodeResponse(key, version, ControllerEnvelope.encodeResponse(key, version, result.response()));
+    }
+
+    /** Registers and unfences one more broker. */
+    private void addBroker(int id) {
+        BrokerRegistrationResponseData r = register(id, listener("PLAINTEXT", 9092 + id));
+        assertThat(Errors.forCode(r.errorCode())).isEqualTo(Errors.NONE);
+        epochs.put(id, r.brokerEpoch());
+        assertThat(heartbeat(id, r.brokerEpoch(), false).isFenced()).isFalse();
+    }
+
+    /** The snapshot of the image replays into an equal image. */
+    private void checkSnapshot() {
+        List<MetadataRecord> snapshot = MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(image.toRecords()));
+        assertThat(MetadataImage.fromSnapshot(image.offset(), snapshot)).isEqualTo(image);
+    }
+
+    private static AlterPartitionReassignmentsRequestData.ReassignablePartition target(int partition, List<Integer> replicas) {
+        return new AlterPartitionReassignmentsRequestData.ReassignablePartition().setPartitionIndex(partition).setReplicas(replicas);
+    }
+
+    private static AlterPartitionReassignmentsRequestData reassignment(boolean allowRfChange, String topic, int partition,
+                                                                       List<Integer> replicas) {
+        return new AlterPartitionReassignmentsRequestData().setAllowReplicationFactorChange(allowRfChange).setTopics(List.of(
+                new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName(topic).setPartitions(List.of(target(partition, replicas)))));
+    }
+
+    /** One AlterPartitionReassignments for one partition (null replicas: cancel); that partition's error. */
+    private Errors reassign(String topic, int partition, List<Integer> replicas) {
+        AlterPartitionReassignmentsResponseData r = send(ApiKeys.ALTER_PARTITION_REASSIGNMENTS, reassignment(true, topic, partition, replicas));
+        assertThat(r.errorCode()).isZero();
+        return Errors.forCode(r.responses().get(0).partitions().get(0).errorCode());
+    }
+
+    /** ListPartitionReassignments, one line per partition. */
+    private List<String> listReassignments(List<ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics> topics) {
+        ListPartitionReassignmentsResponseData r = send(ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+                new ListPartitionReassignmentsRequestData().setTopics(topics));
+        assertThat(r.errorCode()).isZero();
+        List<String> out = new ArrayList<>();
+        r.topics().forEach(t -> t.partitions().forEach(p -> out.add(t.name() + "-" + p.partitionIndex() + " replicas=" + p.replicas()
+                + " adding=" + p.addingReplicas() + " removing=" + p.removingReplicas())));
+        return out;
     }
 
     /** Decides without committing. */

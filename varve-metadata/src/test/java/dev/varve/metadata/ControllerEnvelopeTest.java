@@ -11,6 +11,8 @@ import org.apache.kafka.common.message.AllocateProducerIdsRequestData;
 import org.apache.kafka.common.message.AllocateProducerIdsResponseData;
 import org.apache.kafka.common.message.AlterConfigsRequestData;
 import org.apache.kafka.common.message.AlterConfigsResponseData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -27,6 +29,8 @@ import org.apache.kafka.common.message.ElectLeadersRequestData;
 import org.apache.kafka.common.message.ElectLeadersResponseData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsRequestData;
 import org.apache.kafka.common.message.IncrementalAlterConfigsResponseData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsRequestData;
+import org.apache.kafka.common.message.ListPartitionReassignmentsResponseData;
 import org.apache.kafka.common.message.ProduceRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -282,6 +286,16 @@ class ControllerEnvelopeTest {
                 tps.add(new ElectLeadersRequestData.TopicPartitions().setTopic("orders").setPartitions(List.of(0, 2)));
                 yield new ElectLeadersRequestData().setElectionType((byte) 1).setTopicPartitions(tps).setTimeoutMs(5000);
             }
+            case ALTER_PARTITION_REASSIGNMENTS -> new AlterPartitionReassignmentsRequestData().setTimeoutMs(5000)
+                    .setAllowReplicationFactorChange(false).setTopics(List.of(
+                            new AlterPartitionReassignmentsRequestData.ReassignableTopic().setName("orders").setPartitions(List.of(
+                                    new AlterPartitionReassignmentsRequestData.ReassignablePartition().setPartitionIndex(0)
+                                            .setReplicas(List.of(3, 1)),
+                                    new AlterPartitionReassignmentsRequestData.ReassignablePartition().setPartitionIndex(1)
+                                            .setReplicas(null)))));
+            case LIST_PARTITION_REASSIGNMENTS -> new ListPartitionReassignmentsRequestData().setTimeoutMs(5000).setTopics(List.of(
+                    new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("orders")
+                            .setPartitionIndexes(List.of(0, 1))));
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -326,6 +340,16 @@ class ControllerEnvelopeTest {
             case ELECT_LEADERS -> new ElectLeadersResponseData().setThrottleTimeMs(1).setErrorCode(error).setReplicaElectionResults(List.of(
                     new ElectLeadersResponseData.ReplicaElectionResult().setTopic("orders").setPartitionResult(List.of(
                             new ElectLeadersResponseData.PartitionResult().setPartitionId(2).setErrorCode(error).setErrorMessage("no")))));
+            case ALTER_PARTITION_REASSIGNMENTS -> new AlterPartitionReassignmentsResponseData().setThrottleTimeMs(1)
+                    .setAllowReplicationFactorChange(false).setErrorCode(error).setErrorMessage("no").setResponses(List.of(
+                            new AlterPartitionReassignmentsResponseData.ReassignableTopicResponse().setName("orders").setPartitions(List.of(
+                                    new AlterPartitionReassignmentsResponseData.ReassignablePartitionResponse().setPartitionIndex(1)
+                                            .setErrorCode(error).setErrorMessage("no")))));
+            case LIST_PARTITION_REASSIGNMENTS -> new ListPartitionReassignmentsResponseData().setThrottleTimeMs(1).setErrorCode(error)
+                    .setErrorMessage("no").setTopics(List.of(new ListPartitionReassignmentsResponseData.OngoingTopicReassignment()
+                            .setName("orders").setPartitions(List.of(new ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
+                                    .setPartitionIndex(0).setReplicas(List.of(3, 1, 2)).setAddingReplicas(List.of(3))
+                                    .setRemovingReplicas(List.of(2))))));
             default -> throw new IllegalArgumentException(key.name);
         };
     }

@@ -23,10 +23,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Random histories of broker crashes, unclean and clean restarts, controlled shutdowns, session
- * expiries, AlterPartition (current and stale), elections and topic changes against one controller with
- * a fake clock; every committed entry goes through the serde. After every step: replica-set invariants,
- * no ineligible leader, no out-of-ISR leader unless unclean election is on, monotonic epochs. At the end:
- * log replay and snapshot + tail replay equal the image.
+ * expiries, AlterPartition (current and stale), elections, topic changes and partition reassignments
+ * (started, replaced, cancelled, completed by AlterPartition) against one controller with a fake clock;
+ * every committed entry goes through the serde. After every step: replica-set invariants (including
+ * adding/removing replicas), no ineligible leader, no out-of-ISR leader unless unclean election is on,
+ * monotonic epochs. At the end: log replay and snapshot + tail replay equal the image.
  */
 class ControllerSimulationProperties {
     private static final long SESSION_MS = 3_000;
@@ -59,7 +60,8 @@ class ControllerSimulationProperties {
         int snapshotLogSize = 0;
         for (int step = 0; step < 150; step++) {
             int broker = r.nextInt(brokers);
-            switch (r.nextInt(11)) {
+            Set<Integer> joinedIsr = new HashSet<>(); // brokers an accepted AlterPartition brought in sync this step
+            switch (r.nextInt(12)) {
                 case 0, 1 -> c.advance(r.nextInt((int) SESSION_MS));
                 case 2, 3 -> {
                     for (int b : running) {
@@ -91,13 +93,14 @@ class ControllerSimulationProperties {
                     }
                 }
                 case 7 -> c.tick();
-                case 8 -> alterPartition(c, r);
+                case 8 -> joinedIsr.addAll(alterPartition(c, r));
                 case 9 -> c.commit(c.controller.electLeaders(c.image, ElectionType.PREFERRED, null));
+                case 10 -> reassign(c, r);
                 default -> topicChange(c, r);
             }
             Snapshot now = new Snapshot(c.image);
             now.checkInvariants(c.image);
-            now.checkTransitionFrom(previous, c);
+            now.checkTransitionFrom(previous, c, joinedIsr);
             previous = now;
             if (step == snapshotAt) {
                 snapshotImage = MetadataImage.fromSnapshot(c.image.offset(),
@@ -115,15 +118,16 @@ class ControllerSimulationProperties {
         }
     }
 
-    private static void alterPartition(TestCluster c, Random r) {
+    /** A random AlterPartition from a partition's leader; returns the ISR it asked for when accepted. */
+    private static List<Integer> alterPartition(TestCluster c, Random r) {
         List<TopicImage> topics = new ArrayList<>(c.image.topicsById().values());
         if (topics.isEmpty()) {
-            return;
+            return List.of();
         }
         TopicImage t = topics.get(r.nextInt(topics.size()));
         PartitionState p = t.partition(r.nextInt(t.partitionCount()));
         if (!p.hasLeader()) {
-            return;
+            return List.of();
         }
         List<Integer> isr = new ArrayList<>();
         isr.add(p.leader());
@@ -137,10 +141,66 @@ class ControllerSimulationProperties {
                 c.epochs.get(p.leader()), t.id(), p.partition(), p.leaderEpoch(), p.partitionEpoch() - (stale ? 1 : 0), isr)));
         if (stale) {
             assertThat(reply.error()).isEqualTo(Errors.INVALID_UPDATE_VERSION);
-        } else if (reply.error() == Errors.NONE) {
-            assertThat(c.image.partition(t.id(), p.partition()).isr()).containsExactlyInAnyOrderElementsOf(isr);
+            return List.of();
+        }
+        if (reply.error() == Errors.INELIGIBLE_REPLICA) {
+            return List.of();
+        }
+        assertThat(reply.error()).isIn(Errors.NONE, Errors.NEW_LEADER_ELECTED);
+        PartitionState after = c.image.partition(t.id(), p.partition());
+        if (p.isReassigning() && !after.isReassigning()) {
+            // The new ISR completed the reassignment: the removing replicas left it.
+            List<Integer> expected = new ArrayList<>(isr);
+            expected.removeAll(p.removingReplicas());
+            assertThat(after.isr()).containsExactlyInAnyOrderElementsOf(expected);
+            assertThat(after.replicas()).isEqualTo(p.targetReplicas());
+            assertThat(reply.error()).isEqualTo(after.leader() == p.leader() ? Errors.NONE : Errors.NEW_LEADER_ELECTED);
         } else {
-            assertThat(reply.error()).isEqualTo(Errors.INELIGIBLE_REPLICA);
+            assertThat(reply.error()).isEqualTo(Errors.NONE);
+            assertThat(after.isr()).containsExactlyInAnyOrderElementsOf(isr);
+        }
+        return isr;
+    }
+
+    /** Starts (a random target of 1-3 registered brokers) or cancels a reassignment of a random partition. */
+    private static void reassign(TestCluster c, Random r) {
+        List<TopicImage> topics = new ArrayList<>(c.image.topicsById().values());
+        if (topics.isEmpty()) {
+            return;
+        }
+        TopicImage t = topics.get(r.nextInt(topics.size()));
+        PartitionState p = t.partition(r.nextInt(t.partitionCount()));
+        List<Integer> target = null;
+        if (r.nextInt(3) != 0) {
+            List<Integer> brokers = new ArrayList<>(c.image.brokers().keySet());
+            java.util.Collections.shuffle(brokers, r);
+            target = brokers.subList(0, 1 + r.nextInt(Math.min(3, brokers.size())));
+        }
+        boolean allowRfChange = r.nextInt(4) != 0;
+        List<org.apache.kafka.common.requests.ApiError> reply = c.commit(c.controller.alterPartitionReassignments(c.image,
+                List.of(new ReassignmentControl.Reassignment(new org.apache.kafka.common.TopicPartition(t.name(), p.partition()), target)),
+                allowRfChange));
+        Errors error = reply.get(0).error();
+        PartitionState after = c.image.partition(t.id(), p.partition());
+        if (target == null) {
+            assertThat(error).isIn(Errors.NONE, Errors.NO_REASSIGNMENT_IN_PROGRESS, Errors.INVALID_REPLICA_ASSIGNMENT);
+            assertThat(error == Errors.NO_REASSIGNMENT_IN_PROGRESS).isEqualTo(!p.isReassigning());
+            if (error == Errors.NONE) {
+                assertThat(after.isReassigning()).isFalse();
+                List<Integer> original = new ArrayList<>(p.replicas());
+                original.removeAll(p.addingReplicas());
+                assertThat(after.replicas()).isEqualTo(original);
+            }
+        } else if (error == Errors.NONE) {
+            assertThat(after.targetReplicas()).isEqualTo(target);
+            assertThat(after.replicas()).as("target first, then the replicas being removed")
+                    .startsWith(target.toArray(Integer[]::new)).endsWith(after.removingReplicas().toArray(Integer[]::new));
+        } else {
+            assertThat(error).isEqualTo(Errors.INVALID_REPLICATION_FACTOR);
+            assertThat(allowRfChange).isFalse();
+        }
+        if (error != Errors.NONE) {
+            assertThat(after).isEqualTo(p);
         }
     }
 
@@ -171,7 +231,9 @@ class ControllerSimulationProperties {
 
         void checkInvariants(MetadataImage image) {
             partitions.values().forEach(m -> m.values().forEach(p -> {
-                assertThat(p.replicas()).containsAll(p.isr()).containsAll(p.elr()).containsAll(p.lastKnownElr());
+                assertThat(p.replicas()).containsAll(p.isr()).containsAll(p.elr()).containsAll(p.lastKnownElr())
+                        .containsAll(p.addingReplicas()).containsAll(p.removingReplicas()).doesNotHaveDuplicates();
+                assertThat(p.addingReplicas()).as("adding and removing disjoint in %s", p).noneMatch(p.removingReplicas()::contains);
                 Set<Integer> all = new HashSet<>(p.isr());
                 all.addAll(p.elr());
                 all.addAll(p.lastKnownElr());
@@ -186,7 +248,8 @@ class ControllerSimulationProperties {
             }));
         }
 
-        void checkTransitionFrom(Snapshot before, TestCluster c) {
+        /** {@code joinedIsr}: replicas an accepted AlterPartition brought into the ISR (a completing reassignment may elect one). */
+        void checkTransitionFrom(Snapshot before, TestCluster c, Set<Integer> joinedIsr) {
             partitions.forEach((id, m) -> m.forEach((index, now) -> {
                 PartitionState was = before.partitions.getOrDefault(id, Map.of()).get(index);
                 if (was == null) {
@@ -204,6 +267,7 @@ class ControllerSimulationProperties {
                         Set<Integer> candidates = new HashSet<>(was.isr());
                         candidates.addAll(was.elr());
                         candidates.addAll(was.lastKnownElr());
+                        candidates.addAll(joinedIsr);
                         assertThat(candidates).as("clean election only from ISR/ELR/last-known ELR: %s -> %s", was, now)
                                 .contains(now.leader());
                     }

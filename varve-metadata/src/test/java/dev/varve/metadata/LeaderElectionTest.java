@@ -34,6 +34,17 @@ class LeaderElectionTest {
     }
 
     @Test
+    void replicasBeingRemovedAreTheLastResort() {
+        // Replica 1 is being removed by a reassignment: another eligible ISR member is preferred, even
+        // though 1 comes first in replica order; 1 is elected only when nobody else can lead.
+        PartitionState moving = new PartitionState(0, List.of(1, 2, 3), List.of(1, 2, 3), List.of(), List.of(), -1, 5, 9,
+                List.of(), List.of(1));
+        assertThat(LeaderElection.elect(moving, live(1, 2, 3), false, 1).leader()).isEqualTo(2);
+        assertThat(LeaderElection.elect(moving, live(1, 3), false, 1).leader()).isEqualTo(3);
+        assertThat(LeaderElection.elect(moving, live(1), false, 1).leader()).isEqualTo(1);
+    }
+
+    @Test
     void neverOutsideTheIsrWhenUncleanIsOff() {
         LeaderElection.Result r = LeaderElection.elect(p(List.of(1), List.of(), List.of(), 1), live(2, 3), false, 1);
         assertThat(r.kind()).isEqualTo(Kind.NONE);

@@ -52,9 +52,15 @@ class MetadataRecordSerdeTest {
                 Combinators.combine(text, uuid).as(TopicRecord::new),
                 Combinators.combine(uuid, Arbitraries.integers().between(0, 1000), ints, ints, ints, ints,
                         Arbitraries.integers().between(-1, 20), Arbitraries.integers().between(0, 1000))
-                        .as((id, p, r, i, e, l, leader, le) -> new PartitionRecord(id, p, r, i, e, l, leader, le, le + 1)),
+                        .as((id, p, r, i, e, l, leader, le) -> new PartitionRecord(id, p, r, i, e, l, leader, le, le + 1))
+                        .flatMap(p -> Combinators.combine(ints, ints).as((adding, removing) -> new PartitionRecord(p.topicId(),
+                                p.partition(), p.replicas(), p.isr(), p.elr(), p.lastKnownElr(), p.leader(), p.leaderEpoch(),
+                                p.partitionEpoch(), adding, removing))),
                 Combinators.combine(uuid, Arbitraries.integers().between(0, 1000), Arbitraries.integers().between(-2, 20),
-                        nullableInts, nullableInts, nullableInts, nullableInts).as(PartitionChange::new),
+                        nullableInts, nullableInts, nullableInts, nullableInts, nullableInts)
+                        .as((id, p, leader, r, i, e, l, adding) -> new PartitionChange(id, p, leader, r, i, e, l, adding, null))
+                        .flatMap(c -> nullableInts.map(removing -> new PartitionChange(c.topicId(), c.partition(), c.leader(),
+                                c.replicas(), c.isr(), c.elr(), c.lastKnownElr(), c.addingReplicas(), removing))),
                 uuid.map(RemoveTopic::new),
                 Combinators.combine(Arbitraries.of(ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC), text, text,
                         text.injectNull(0.3)).as(ConfigRecord::new),
@@ -147,6 +153,47 @@ class MetadataRecordSerdeTest {
         assertThatThrownBy(() -> MetadataRecordSerde.deserialize(bytes)).hasMessageContaining("version 7");
         assertThatThrownBy(() -> MetadataRecordSerde.deserialize(new byte[3])).isInstanceOf(CorruptMetadataException.class);
         assertThatThrownBy(() -> MetadataRecordSerde.deserialize(null)).isInstanceOf(CorruptMetadataException.class);
+    }
+
+    /**
+     * A batch written by the version-1 serializer (before reassignments): a topic, a partition and a change.
+     * Raft logs and snapshots outlive the code that wrote them, so it must still decode, the new fields empty
+     * (records) or unchanged (changes), and replay into the same image as ever.
+     */
+    @Test
+    void versionOneBatchesStillDecode() {
+        byte[] v1 = java.util.HexFormat.of().parseHex("00015e348eba0000000300060000001500036f6c6401020304050607081112131415161718"
+                + "00070000004801020304050607081112131415161718000000000000000300000001000000020000000300000002000000010000"
+                + "000200000001000000030000000000000001000000040000000700080000002c0102030405060708111213141516171800000000"
+                + "00000002ffffffff0000000100000002ffffffffffffffff");
+        assertThat(ByteBuffer.wrap(v1).getShort()).isEqualTo((short) 1);
+        Uuid topic = new Uuid(0x0102030405060708L, 0x1112131415161718L);
+        List<MetadataRecord> read = MetadataRecordSerde.deserialize(v1);
+        assertThat(read).containsExactly(
+                new TopicRecord("old", topic),
+                new PartitionRecord(topic, 0, List.of(1, 2, 3), List.of(1, 2), List.of(3), List.of(), 1, 4, 7, List.of(), List.of()),
+                new PartitionChange(topic, 0, 2, null, List.of(2), null, null, null, null));
+        PartitionState p = MetadataImage.EMPTY.apply(0, read).partition(topic, 0);
+        assertThat(p.isReassigning()).isFalse();
+        assertThat(p.leader()).isEqualTo(2);
+        assertThat(p.isr()).containsExactly(2);
+        assertThat(p.leaderEpoch()).isEqualTo(5);
+        assertThat(p.partitionEpoch()).isEqualTo(8);
+        // Written again it is a current-version batch with the same records.
+        byte[] again = MetadataRecordSerde.serialize(read);
+        assertThat(ByteBuffer.wrap(again).getShort()).isEqualTo(MetadataRecordSerde.VERSION);
+        assertThat(MetadataRecordSerde.deserialize(again)).isEqualTo(read);
+    }
+
+    @Test
+    void reassignmentFieldsRoundTrip() {
+        Uuid topic = new Uuid(3, 4);
+        List<MetadataRecord> batch = List.of(
+                new PartitionRecord(topic, 2, List.of(4, 5, 1, 2), List.of(1, 2, 4), List.of(), List.of(), 1, 3, 9,
+                        List.of(4, 5), List.of(1, 2)),
+                new PartitionChange(topic, 2, 4, List.of(4, 5), List.of(4, 5), null, null, List.of(), List.of()),
+                new PartitionChange(topic, 2, MetadataRecord.NO_LEADER_CHANGE, null, null, null, null, List.of(7), null));
+        assertThat(MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(batch))).isEqualTo(batch);
     }
 
     @Test

@@ -236,6 +236,46 @@ class ClusterLeadershipTest {
         }
     }
 
+    /**
+     * A topic deleted and created again under the same name while a replica's node was down: the node's
+     * old log (same name, same offsets, same leader epoch) must not pass for the new topic's. Once it
+     * leads, readers see exactly the new topic's records.
+     */
+    @Test
+    void aNodeBackFromTheDeadDropsTheLogOfATopicRecreatedUnderTheSameName() throws Exception {
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic("r", Map.of(0, List.of(3, 1, 2))))).all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(TestCluster.describe(admin, "r").get(0).isr()).hasSize(3));
+            List<String> old = new ArrayList<>();
+            try (KafkaProducer<String, String> p = producer(cluster)) {
+                send(p, "r", "old-", 20, old);
+            }
+            cluster.node(3).kill();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                    assertThat(TestCluster.ids(admin.describeCluster().nodes().get(10, TimeUnit.SECONDS))).doesNotContain(3));
+            admin.deleteTopics(List.of("r")).all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).until(() -> !admin.listTopics().names().get(10, TimeUnit.SECONDS).contains("r"));
+            admin.createTopics(List.of(new NewTopic("r", Map.of(0, List.of(3, 1, 2))))).all().get(30, TimeUnit.SECONDS);
+            List<String> fresh = new ArrayList<>();
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                    assertThat(TestCluster.leaderId(TestCluster.describe(admin, "r").get(0))).isNotEqualTo(-1));
+            try (KafkaProducer<String, String> p = producer(cluster)) {
+                send(p, "r", "new-", 5, fresh);
+            }
+            cluster.node(3).start();
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                    assertThat(TestCluster.ids(TestCluster.describe(admin, "r").get(0).isr())).contains(3));
+            // make node 3 (the preferred replica) the leader, then read
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> {
+                admin.electLeaders(org.apache.kafka.common.ElectionType.PREFERRED, Set.of(new TopicPartition("r", 0)))
+                        .all().get(10, TimeUnit.SECONDS);
+                assertThat(TestCluster.leaderId(TestCluster.describe(admin, "r").get(0))).isEqualTo(3);
+            });
+            assertThat(readAll(cluster, "r")).containsExactlyElementsOf(fresh);
+        }
+    }
+
     private static void send(KafkaProducer<String, String> p, String topic, String prefix, int n, List<String> acked) throws Exception {
         for (int i = 0; i < n; i++) {
             String v = prefix + i;

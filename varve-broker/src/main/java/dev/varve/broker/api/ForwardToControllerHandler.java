@@ -23,7 +23,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Cluster mode: a request that changes cluster metadata (CreateTopics, DeleteTopics, CreatePartitions,
- * AlterConfigs, IncrementalAlterConfigs, ElectLeaders) goes to the active controller as the client sent
+ * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments; also
+ * ListPartitionReassignments, which the controller answers from its image) goes to the active controller as the client sent
  * it, at the client's version; the controller's answer goes back once this broker's own metadata image
  * includes the change, so the client's next Metadata request here sees it.
  */
@@ -58,6 +59,10 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
             case ALTER_CONFIGS -> new AlterConfigsResponse((AlterConfigsResponseData) data);
             case INCREMENTAL_ALTER_CONFIGS -> new IncrementalAlterConfigsResponse((IncrementalAlterConfigsResponseData) data);
             case ELECT_LEADERS -> new ElectLeadersResponse((ElectLeadersResponseData) data);
+            case ALTER_PARTITION_REASSIGNMENTS -> new org.apache.kafka.common.requests.AlterPartitionReassignmentsResponse(
+                    (org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData) data);
+            case LIST_PARTITION_REASSIGNMENTS -> new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(
+                    (org.apache.kafka.common.message.ListPartitionReassignmentsResponseData) data);
             default -> throw new IllegalArgumentException("not forwarded: " + key);
         };
     }

@@ -163,7 +163,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             p = null;
         }
         if (p == null) {
-            p = new Partition(tp, topicId, logManager.getOrCreateLog(tp));
+            p = new Partition(tp, topicId, logFor(tp, topicId));
             partitions.put(tp, p);
         }
         List<Runnable> after = new ArrayList<>();
@@ -239,6 +239,55 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             leadershipListeners.forEach(l -> l.onBecomeLeader(tp, epoch));
         } else if (wasLeader && !isLeader) {
             leadershipListeners.forEach(l -> l.onResign(tp));
+        }
+    }
+
+    /**
+     * The local log of {@code tp} for topic {@code topicId}: a log left by an older topic of the same
+     * name (its partition.metadata names another id) is deleted first, so its records never mix with
+     * the new topic's.
+     */
+    private PartitionLog logFor(TopicPartition tp, Uuid topicId) {
+        Optional<PartitionLog> existing = logManager.getLog(tp);
+        if (existing.isPresent()) {
+            Optional<Uuid> owner = PartitionMetadataFile.read(existing.get().dir());
+            if (owner.isPresent() && !owner.get().equals(topicId)) {
+                LOG.warn("The log of {} belongs to an older topic {} (now {}): deleting it", tp, owner.get(), topicId);
+                logManager.deleteLog(tp);
+            }
+        }
+        PartitionLog log = logManager.getOrCreateLog(tp);
+        if (PartitionMetadataFile.read(log.dir()).isEmpty()) {
+            try {
+                PartitionMetadataFile.write(log.dir(), topicId);
+            } catch (java.io.IOException e) {
+                throw new org.apache.kafka.common.errors.KafkaStorageException("cannot write " + PartitionMetadataFile.NAME
+                        + " of " + tp, e);
+            }
+        }
+        return log;
+    }
+
+    /**
+     * Deletes local logs the metadata assigns nowhere to this broker (topics deleted while it was down,
+     * replicas moved away). Call once the image is known complete: after the controller unfenced this
+     * broker, which requires it to have caught up with the metadata log.
+     */
+    public void deleteStrayLogs() {
+        MetadataImage current = image;
+        for (PartitionLog log : List.copyOf(logManager.allLogs())) {
+            TopicPartition tp = log.topicPartition();
+            Optional<TopicImage> topic = current.topic(tp.topic());
+            boolean assigned = topic.isPresent() && tp.partition() < topic.get().partitionCount()
+                    && topic.get().partition(tp.partition()).replicas().contains(localId);
+            if (!assigned && !partitions.containsKey(tp)) {
+                LOG.info("Deleting stray log {}: the metadata assigns it no replica here", tp);
+                try {
+                    logManager.deleteLog(tp);
+                } catch (RuntimeException e) {
+                    LOG.error("Could not delete stray log {}", tp, e);
+                }
+            }
         }
     }
 

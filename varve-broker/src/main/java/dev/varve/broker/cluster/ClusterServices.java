@@ -123,6 +123,7 @@ public final class ClusterServices implements AutoCloseable {
             controller.attach(quorum);
         }
         if (config.processRoles().contains("broker")) {
+            lifecycle.unfenced().thenRunAsync(replicas::deleteStrayLogs);
             lifecycle.start();
         } // a controller-only node votes and decides but never registers as a broker (it leads no partition)
     }
