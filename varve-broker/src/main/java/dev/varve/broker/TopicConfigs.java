@@ -6,6 +6,7 @@ import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
 
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -23,7 +24,9 @@ public final class TopicConfigs {
             TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
             TopicConfig.SEGMENT_JITTER_MS_CONFIG,
             TopicConfig.PREALLOCATE_CONFIG,
-            TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG);
+            TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG,
+            dev.varve.broker.cluster.ReplicationQuotas.LEADER_REPLICAS,
+            dev.varve.broker.cluster.ReplicationQuotas.FOLLOWER_REPLICAS);
 
     /** Kafka's defaults for {@link #OTHER_KEYS}, as DescribeConfigs reports them. */
     static final Map<String, String> OTHER_DEFAULTS = Map.ofEntries(
@@ -32,7 +35,9 @@ public final class TopicConfigs {
             Map.entry(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false"),
             Map.entry(TopicConfig.SEGMENT_JITTER_MS_CONFIG, "0"),
             Map.entry(TopicConfig.PREALLOCATE_CONFIG, "false"),
-            Map.entry(TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG, "true"));
+            Map.entry(TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG, "true"),
+            Map.entry(dev.varve.broker.cluster.ReplicationQuotas.LEADER_REPLICAS, ""),
+            Map.entry(dev.varve.broker.cluster.ReplicationQuotas.FOLLOWER_REPLICAS, ""));
 
     private TopicConfigs() {
     }
@@ -54,6 +59,15 @@ public final class TopicConfigs {
 
     /** Checks the values of keys outside the storage engine's. */
     static void validateOthers(Map<String, String> configs) {
+        for (String key : List.of(dev.varve.broker.cluster.ReplicationQuotas.LEADER_REPLICAS,
+                dev.varve.broker.cluster.ReplicationQuotas.FOLLOWER_REPLICAS)) {
+            String v = configs.get(key);
+            if (v != null && !v.isBlank() && !v.trim().equals("*")
+                    && !v.trim().matches("\\d+:\\d+(\\s*,\\s*\\d+:\\d+)*")) {
+                throw new InvalidConfigurationException("Invalid value " + v + " for configuration " + key
+                        + ": must be * or a list of partition:broker pairs");
+            }
+        }
         String minIsr = configs.get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         if (minIsr != null) {
             try {

@@ -117,9 +117,21 @@ public final class FetchHandler extends AllVersionsHandler {
                                     .setEpoch(fr.diverging().get().epoch()).setEndOffset(fr.diverging().get().endOffset()));
                             hasError = true; // answer at once: the follower must truncate
                         } else {
+                            dev.varve.broker.cluster.ReplicationQuotas quotas = broker.replicaManager().cluster().quotas();
+                            boolean throttled = quotas != null && quotas.isLeaderThrottled(tp);
                             try {
-                                int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);
-                                LogSlice slice = fr.log().read(p.fetchOffset(), Math.max(0, maxBytes), fr.logEndOffset(), total == 0);
+                                // leader.replication.throttled.rate reached: a throttled replica gets nothing this time
+                                int maxBytes = throttled && quotas.leader().exceeded() ? 0
+                                        : (int) Math.min(p.partitionMaxBytes(), remaining);
+                                LogSlice slice = maxBytes == 0 ? null
+                                        : fr.log().read(p.fetchOffset(), maxBytes, fr.logEndOffset(), total == 0);
+                                if (slice == null) {
+                                    tr.partitions().add(pd);
+                                    continue;
+                                }
+                                if (throttled) {
+                                    quotas.leader().record(slice.sizeInBytes());
+                                }
                                 pd.setRecords(slice.records());
                                 total += slice.sizeInBytes();
                                 remaining = Math.max(0, remaining - slice.sizeInBytes());

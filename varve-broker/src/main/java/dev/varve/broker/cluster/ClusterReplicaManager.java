@@ -577,6 +577,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
     // ---------------------------------------------------------------- queries
 
+    private volatile ReplicationQuotas quotas;
+
+    public void setQuotas(ReplicationQuotas quotas) {
+        this.quotas = quotas;
+    }
+
+    /** The replication throttles, or null when none are set up. */
+    public ReplicationQuotas quotas() {
+        return quotas;
+    }
+
     /** Whether this broker currently leads {@code tp}. */
     public boolean isLeader(TopicPartition tp) {
         Partition p = partitions.get(tp);

@@ -101,6 +101,14 @@ public final class ClusterServices implements AutoCloseable {
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
                 topic -> minInsyncReplicas(topics, topic));
         leadershipListeners.forEach(replicas::addLeadershipListener);
+        ReplicationQuotas quotas = new ReplicationQuotas(config.nodeId(), Time.SYSTEM);
+        fetchers.setQuotas(quotas);
+        replicas.setQuotas(quotas);
+        loader.addListener((previous, next) -> {
+            if (!previous.allConfigs().equals(next.allConfigs()) || !previous.topicsByName().keySet().equals(next.topicsByName().keySet())) {
+                quotas.update(next);
+            }
+        });
         loader.addListener(replicas);
         // 3. requests waiting for an offset are answered after the image is fully applied
         loader.addListener(channel);

@@ -70,6 +70,17 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final Map<TopicPartition, FetcherKey> assignment = new HashMap<>();
     private boolean closed;
 
+    private volatile ReplicationQuotas quotas;
+
+    /** Follower throttles ({@code follower.replication.throttled.*}); none until set. */
+    public void setQuotas(ReplicationQuotas quotas) {
+        this.quotas = quotas;
+    }
+
+    ReplicationQuotas quotas() {
+        return quotas;
+    }
+
     public ReplicaFetcherManager(int localBrokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, Time time) {
         this.localBrokerId = localBrokerId;
         this.brokerEpoch = Objects.requireNonNull(brokerEpoch, "brokerEpoch");
@@ -110,7 +121,8 @@ public final class ReplicaFetcherManager implements AutoCloseable {
                 thread = null;
             }
             if (thread == null) {
-                thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time);
+                thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time,
+                        this::quotas);
                 fetchers.put(e.getKey(), thread);
                 thread.start();
             }

@@ -132,8 +132,17 @@ final class ReplicaFetcherThread extends Thread {
     /** For logging a lost leader once, not every back-off (fetcher thread only). */
     private boolean leaderReachable = true;
 
+    private final java.util.function.Supplier<ReplicationQuotas> quotas;
+    /** How often a throttled partition checks whether the follower rate allows it again. */
+    private static final long THROTTLE_RECHECK_MS = 100;
+
     ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
                          ReplicaFetcherConfig config, Time time) {
+        this(leader, fetcherId, localBrokerId, brokerEpoch, config, time, () -> null);
+    }
+
+    ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
+                         ReplicaFetcherConfig config, Time time, java.util.function.Supplier<ReplicationQuotas> quotas) {
         super("replica-fetcher-" + leader.brokerId() + "-" + fetcherId);
         setDaemon(true);
         this.leader = leader;
@@ -141,6 +150,7 @@ final class ReplicaFetcherThread extends Thread {
         this.brokerEpoch = brokerEpoch;
         this.config = config;
         this.time = time;
+        this.quotas = quotas;
         this.prefix = "[ReplicaFetcher replicaId=" + localBrokerId + ", leaderId=" + leader.brokerId()
                 + ", fetcherId=" + fetcherId + "] ";
         this.connection = new LeaderConnection(new Node(leader.brokerId(), leader.host(), leader.port()),
@@ -311,8 +321,14 @@ final class ReplicaFetcherThread extends Thread {
         long now = time.milliseconds();
         lock.lock();
         try {
+            ReplicationQuotas q = quotas.get();
             for (PartitionState s : new ArrayList<>(partitions.values())) {
                 if (s.retryAtMs > now || s.outOfRange) {
+                    continue;
+                }
+                if (q != null && q.throttleFollower(s.tp())) {
+                    // follower.replication.throttled.rate reached: this partition waits a moment
+                    s.retryAtMs = now + THROTTLE_RECHECK_MS;
                     continue;
                 }
                 try {
@@ -431,6 +447,10 @@ final class ReplicaFetcherThread extends Thread {
                 log.truncateFullyAndStartAt(first.baseOffset());
             }
             log.appendAsFollower(records);
+            ReplicationQuotas q = quotas.get();
+            if (q != null && q.isFollowerThrottled(s.tp())) {
+                q.follower().record(records.sizeInBytes());
+            }
         }
         if (pd.highWatermark() >= 0) {
             log.updateHighWatermark(Math.min(pd.highWatermark(), log.logEndOffset()));
