@@ -62,6 +62,8 @@ public final class BrokerConfig {
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
+    public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
+    public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
@@ -137,6 +139,8 @@ public final class BrokerConfig {
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_BACKOFF_MS, LONG, 1000L, atLeast(1), MEDIUM, "Pause after a failed follower fetch.")
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_SOCKET_TIMEOUT_MS, INT, 30_000, atLeast(1), MEDIUM, "Timeout of a follower's fetch request.")
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.NUM_REPLICA_FETCHERS, INT, 1, atLeast(1), MEDIUM, "Fetcher threads per leader broker.")
+            .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, MEDIUM, "The controller moves leadership back to each partition's preferred replica when it is in sync.")
+            .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), MEDIUM, "How often the controller runs preferred-leader elections.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
@@ -412,6 +416,12 @@ public final class BrokerConfig {
                 longValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_BACKOFF_MS),
                 intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_SOCKET_TIMEOUT_MS),
                 intValue(dev.varve.broker.cluster.ReplicaFetcherConfig.NUM_REPLICA_FETCHERS));
+    }
+
+    /** How often the active controller moves leaders back to preferred replicas; 0 when disabled. */
+    public long preferredElectionIntervalMs() {
+        return (Boolean) values.get(AUTO_LEADER_REBALANCE_ENABLE)
+                ? longValue(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS) * 1000 : 0;
     }
 
     public boolean uncleanLeaderElectionEnable() {

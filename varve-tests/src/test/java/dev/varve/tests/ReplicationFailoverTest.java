@@ -88,6 +88,9 @@ class ReplicationFailoverTest {
                         assertThat(TestCluster.ids(p.isr())).contains(leader);
                     }
                 });
+                // ...and, being partition 0's preferred replica, leads it again (auto leader rebalance)
+                await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                        assertThat(TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0))).isEqualTo(leader));
 
                 // 3. pause another node past the session timeout, then let it go
                 int paused = TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(1));

@@ -32,10 +32,11 @@ import java.util.stream.Collectors;
 final class TestCluster implements AutoCloseable {
     /** Settings that make failure detection fast enough for tests. */
     static final Map<String, String> FAST = Map.of(
-            "broker.session.timeout.ms", "3000",
+            "broker.session.timeout.ms", "4000",
             "broker.heartbeat.interval.ms", "300",
             "replica.lag.time.max.ms", "3000",
-            "controller.quorum.election.timeout.ms", "400");
+            "controller.quorum.election.timeout.ms", "400",
+            "leader.imbalance.check.interval.seconds", "3");
 
     final class Node implements AutoCloseable {
         final int id;

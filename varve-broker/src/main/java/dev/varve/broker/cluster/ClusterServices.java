@@ -46,6 +46,14 @@ import java.util.concurrent.TimeUnit;
 public final class ClusterServices implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterServices.class);
 
+    /**
+     * How long one attempt to reach the active controller may take before the Ratis client tries
+     * another voter. Ratis does not fail a request when its leader's connection dies, so this bounds how
+     * long a broker's heartbeats stay lost after the controller dies (it must stay well below
+     * broker.session.timeout.ms). Decisions normally take milliseconds; a slower one is asked again.
+     */
+    static final long CONTROLLER_ATTEMPT_TIMEOUT_MS = 1_000;
+
     private final BrokerConfig config;
     private final MetadataLoader loader = new MetadataLoader();
     private final ControllerChannel channel;
@@ -91,7 +99,7 @@ public final class ClusterServices implements AutoCloseable {
         // 1. the topic registry (and log configs) follow the image
         loader.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, 5_000, 1_000), loader, 30_000);
+        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), loader, 30_000);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir);
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
                 config.replicaFetcherConfig(), Time.SYSTEM);
@@ -122,7 +130,7 @@ public final class ClusterServices implements AutoCloseable {
                     config.deleteTopicEnable(), ControllerConfig.DEFAULT_PRODUCER_ID_BLOCK_SIZE);
             this.controller = new QuorumController(config.nodeId(), loader,
                     () -> new ControllerLogic(cc, Uuid::randomUuid, (topic, configs) -> validateTopicConfigs(topics, configs)),
-                    Time.SYSTEM, 250);
+                    Time.SYSTEM, 250, config.preferredElectionIntervalMs());
         } else {
             this.controller = null;
         }

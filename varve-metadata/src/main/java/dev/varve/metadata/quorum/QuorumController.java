@@ -49,6 +49,9 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     private final Supplier<ControllerLogic> logicFactory;
     private final Time time;
     private final long tickIntervalMs;
+    private final long preferredElectionIntervalMs;
+    /** Event thread only: when the next preferred-leader election runs. */
+    private long nextPreferredElectionMs;
     private final ScheduledExecutorService events;
     private volatile MetadataQuorum quorum;
 
@@ -64,13 +67,25 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     private long recoverAtIndex = -1;
     private long recoverTerm = -1;
 
+    /** Without automatic preferred-leader elections. */
     public QuorumController(int nodeId, MetadataLoader loader, Supplier<ControllerLogic> logicFactory, Time time,
                             long tickIntervalMs) {
+        this(nodeId, loader, logicFactory, time, tickIntervalMs, 0);
+    }
+
+    /**
+     * @param preferredElectionIntervalMs how often leaders are moved back to their preferred replica
+     *        (Kafka's {@code auto.leader.rebalance.enable} with {@code leader.imbalance.check.interval.seconds});
+     *        0 disables it
+     */
+    public QuorumController(int nodeId, MetadataLoader loader, Supplier<ControllerLogic> logicFactory, Time time,
+                            long tickIntervalMs, long preferredElectionIntervalMs) {
         this.nodeId = nodeId;
         this.loader = loader;
         this.logicFactory = logicFactory;
         this.time = time;
         this.tickIntervalMs = tickIntervalMs;
+        this.preferredElectionIntervalMs = preferredElectionIntervalMs;
         this.events = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "varve-controller-" + nodeId);
             t.setDaemon(true);
@@ -114,6 +129,7 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         activeTerm = term;
         logic = logicFactory.get();
         apis = new ControllerApis(logic);
+        nextPreferredElectionMs = time.milliseconds() + preferredElectionIntervalMs;
         if (ticker == null) {
             ticker = events.scheduleWithFixedDelay(this::tick, tickIntervalMs, tickIntervalMs, TimeUnit.MILLISECONDS);
         }
@@ -183,10 +199,20 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             return;
         }
         try {
-            ControllerResult<Set<Integer>> fenced = logic.tick(loader.image(), time.milliseconds());
+            long now = time.milliseconds();
+            ControllerResult<Set<Integer>> fenced = logic.tick(loader.image(), now);
             if (!fenced.records().isEmpty()) {
                 LOG.info("Fencing brokers {}: no heartbeat within the session timeout", fenced.response());
                 commit(fenced, offset -> { }, error -> { });
+                return;
+            }
+            if (preferredElectionIntervalMs > 0 && now >= nextPreferredElectionMs) {
+                nextPreferredElectionMs = now + preferredElectionIntervalMs;
+                ControllerResult<?> balance = logic.electLeaders(loader.image(), org.apache.kafka.common.ElectionType.PREFERRED, null);
+                if (!balance.records().isEmpty()) {
+                    LOG.info("Moving leadership back to preferred replicas ({} change(s))", balance.records().size());
+                    commit(balance, offset -> { }, error -> { });
+                }
             }
         } catch (RuntimeException e) {
             LOG.error("controller tick failed", e);

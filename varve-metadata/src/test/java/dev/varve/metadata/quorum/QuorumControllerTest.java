@@ -112,7 +112,7 @@ class QuorumControllerTest {
         for (int id = 1; id <= 3; id++) {
             start(id);
         }
-        client = new ControllerClient(cluster.voters, "test-cluster", 3_000, 100);
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
 
         Map<Integer, Long> epochs = new LinkedHashMap<>();
         for (int b = 1; b <= 3; b++) {
@@ -147,6 +147,14 @@ class QuorumControllerTest {
         controllers.remove(leader).close();
         cluster.stop(leader);
         loaders.remove(leader);
+        long t0 = System.nanoTime();
+        int hb = leader == 1 ? 2 : 1;
+        BrokerHeartbeatResponseData r = heartbeat(hb, epochs.get(hb), Long.MAX_VALUE - 1);
+        long failoverMs = (System.nanoTime() - t0) / 1_000_000;
+        System.out.println("first heartbeat after the controller stopped answered in " + failoverMs + " ms");
+        assertThat(r.isFenced()).isFalse();
+        // an election (300-600 ms timeouts) plus at most one attempt timeout (1 s) at the dead leader
+        assertThat(failoverMs).as("brokers reach the new controller well within a session timeout").isLessThan(5_000);
         assertThat(create("orders").errorCode()).isEqualTo(Errors.TOPIC_ALREADY_EXISTS.code());
         assertThat(create("payments").errorCode()).isEqualTo(Errors.NONE.code());
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
@@ -169,7 +177,7 @@ class QuorumControllerTest {
         controller.attach(q);
         controllers.put(1, controller);
         loaders.put(1, loader);
-        client = new ControllerClient(cluster.voters, "test-cluster", 3_000, 100);
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
 
         long e1 = register(1);
         long e2 = register(2);
