@@ -225,11 +225,6 @@ public final class Broker implements AutoCloseable {
      * controller in the background: {@link #awaitUnfenced} waits until it serves its partitions.
      */
     public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
-        if (config.clustered() && !config.quorumVoters().containsKey(config.nodeId())) {
-            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.CONTROLLER_QUORUM_VOTERS,
-                    config.quorumVoters().keySet().toString(), "node.id " + config.nodeId() + " must be one of the voters: "
-                    + "broker-only nodes (outside controller.quorum.voters) are not supported yet");
-        }
         for (String key : config.unknownKeys()) {
             LOG.warn("ignoring unknown configuration key {}", key);
         }

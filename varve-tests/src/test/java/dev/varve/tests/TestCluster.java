@@ -136,12 +136,21 @@ final class TestCluster implements AutoCloseable {
 
     /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
     static TestCluster start(Path dir, int n, Map<String, String> extra) throws Exception {
+        return start(dir, n, 0, extra);
+    }
+
+    /**
+     * {@code voters} nodes that are brokers and controllers (ids 1..voters) and {@code brokersOnly} more
+     * that are brokers only (process.roles=broker; they follow the metadata log from the controller).
+     */
+    static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra) throws Exception {
+        int n = voters + brokersOnly;
         TestCluster c = new TestCluster();
         try {
             List<Integer> ports = freePorts(2 * n);
-            StringBuilder voters = new StringBuilder();
-            for (int i = 0; i < n; i++) {
-                voters.append(i == 0 ? "" : ",").append(i + 1).append("@127.0.0.1:").append(ports.get(2 * i + 1));
+            StringBuilder voterList = new StringBuilder();
+            for (int i = 0; i < voters; i++) {
+                voterList.append(i == 0 ? "" : ",").append(i + 1).append("@127.0.0.1:").append(ports.get(2 * i + 1));
             }
             for (int i = 0; i < n; i++) {
                 int id = i + 1;
@@ -150,11 +159,14 @@ final class TestCluster implements AutoCloseable {
                 Node node = c.new Node(id, ports.get(2 * i), ports.get(2 * i + 1), nodeDir);
                 Map<String, String> cfg = new TreeMap<>();
                 cfg.put("node.id", Integer.toString(id));
-                cfg.put("process.roles", "broker,controller");
-                cfg.put("controller.quorum.voters", voters.toString());
-                cfg.put("listeners", "PLAINTEXT://127.0.0.1:" + node.port + ",CONTROLLER://127.0.0.1:" + node.raftPort);
+                boolean voter = i < voters;
+                cfg.put("process.roles", voter ? "broker,controller" : "broker");
+                cfg.put("controller.quorum.voters", voterList.toString());
+                cfg.put("listeners", "PLAINTEXT://127.0.0.1:" + node.port
+                        + (voter ? ",CONTROLLER://127.0.0.1:" + node.raftPort : ""));
                 cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
                 cfg.put("default.replication.factor", Integer.toString(Math.min(3, n)));
+                cfg.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + node.port);
                 cfg.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, n)));
                 cfg.putAll(FAST);
                 cfg.putAll(extra);

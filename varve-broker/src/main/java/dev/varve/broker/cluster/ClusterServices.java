@@ -61,6 +61,7 @@ public final class ClusterServices implements AutoCloseable {
     private final QuorumController controller;
     private final BrokerLifecycle lifecycle;
     private final MetadataQuorum quorum;
+    private final MetadataFollower follower;
 
     /**
      * The cluster id every node derives from the voters (same voters, same id), in Kafka's Uuid form.
@@ -83,14 +84,11 @@ public final class ClusterServices implements AutoCloseable {
                            List<ClusterReplicaManager.LeadershipListener> leadershipListeners) throws IOException {
         this.config = config;
         Map<Integer, InetSocketAddress> voters = config.quorumVoters();
-        if (!voters.containsKey(config.nodeId())) {
-            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.CONTROLLER_QUORUM_VOTERS,
-                    voters.keySet().toString(), "node.id " + config.nodeId() + " must be one of the voters: broker-only "
-                    + "nodes (outside controller.quorum.voters) are not supported yet");
-        }
+        boolean voter = voters.containsKey(config.nodeId());
         File firstDir = config.logDirs().get(0);
         long electionMs = config.longValue(BrokerConfig.CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
-        QuorumConfig qc = QuorumConfig.builder(config.nodeId(), voters, new File(firstDir, "__cluster_metadata").toPath())
+        QuorumConfig qc = !voter ? null : QuorumConfig.builder(config.nodeId(), voters,
+                        new File(firstDir, "__cluster_metadata").toPath())
                 .clusterId(clusterId)
                 .electionTimeoutMs(electionMs, 2 * electionMs)
                 .build();
@@ -134,9 +132,17 @@ public final class ClusterServices implements AutoCloseable {
         } else {
             this.controller = null;
         }
-        this.quorum = MetadataQuorum.start(qc, loader, loader);
-        if (controller != null) {
-            controller.attach(quorum);
+        if (voter) {
+            this.quorum = MetadataQuorum.start(qc, loader, loader);
+            this.follower = null;
+            if (controller != null) {
+                controller.attach(quorum);
+            }
+        } else {
+            // a broker outside the voters fetches the committed metadata log from the active controller
+            this.quorum = null;
+            this.follower = new MetadataFollower(channel, loader, config.nodeId());
+            follower.start();
         }
         if (config.processRoles().contains("broker")) {
             lifecycle.unfenced().thenRunAsync(replicas::deleteStrayLogs);
@@ -279,7 +285,12 @@ public final class ClusterServices implements AutoCloseable {
         if (controller != null) {
             controller.close();
         }
-        quorum.close();
+        if (quorum != null) {
+            quorum.close();
+        }
+        if (follower != null) {
+            follower.close();
+        }
         channel.close();
     }
 

@@ -103,6 +103,43 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
         });
     }
 
+    /**
+     * Sends a command that is not a Kafka request (a {@link dev.varve.metadata.quorum.MetadataFetch}),
+     * retrying while no controller is active, for at most {@code timeoutMs}.
+     */
+    public CompletableFuture<ControllerReply> sendRaw(byte[] command, long timeoutMs) {
+        CompletableFuture<ControllerReply> result = new CompletableFuture<>();
+        attemptRaw(command, result, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+        return result;
+    }
+
+    private void attemptRaw(byte[] command, CompletableFuture<ControllerReply> result, long deadline) {
+        client.send(command).whenComplete((bytes, error) -> {
+            if (error == null) {
+                try {
+                    ControllerReply reply = ControllerReply.decode(bytes);
+                    if (reply.error() != Errors.NOT_CONTROLLER) {
+                        result.complete(reply);
+                        return;
+                    }
+                } catch (RuntimeException e) {
+                    result.completeExceptionally(e);
+                    return;
+                }
+            }
+            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_BACKOFF_MS) >= deadline) {
+                result.completeExceptionally(new TimeoutException("no active controller answered"
+                        + (error == null ? "" : ": " + error.getMessage())));
+                return;
+            }
+            try {
+                timer.newTimeout(t -> attemptRaw(command, result, deadline), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
+            } catch (IllegalStateException stopped) {
+                result.completeExceptionally(new TimeoutException("broker is shutting down"));
+            }
+        });
+    }
+
     /** Completes once this broker's image has reached {@code offset} (at once if it has). */
     public CompletableFuture<Void> awaitMetadata(long offset) {
         CompletableFuture<Void> f = new CompletableFuture<>();

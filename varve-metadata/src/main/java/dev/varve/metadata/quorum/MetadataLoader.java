@@ -24,9 +24,29 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
         }
     }
 
+    /** Most recent committed entries kept for brokers that follow the log by fetching it ({@link MetadataFetch}). */
+    static final int RETAINED_ENTRIES = 4096;
+    static final long RETAINED_BYTES = 16L * 1024 * 1024;
+
+    private final int retainedEntries;
+    private final long retainedBytes;
     private final List<ImageListener> listeners = new CopyOnWriteArrayList<>();
+    // Guarded by "this": recent entries by index, and the image offset just before the first of them.
+    private final java.util.TreeMap<Long, byte[]> recent = new java.util.TreeMap<>();
+    private long recentBytes;
+    private long recentBase = -1;
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile OptionalInt leaderId = OptionalInt.empty();
+
+    public MetadataLoader() {
+        this(RETAINED_ENTRIES, RETAINED_BYTES);
+    }
+
+    /** @param retainedEntries, retainedBytes how much of the recent log to keep for fetching brokers */
+    public MetadataLoader(int retainedEntries, long retainedBytes) {
+        this.retainedEntries = retainedEntries;
+        this.retainedBytes = retainedBytes;
+    }
 
     /** Adds a listener; call before the quorum starts so it sees every image. */
     public void addListener(ImageListener listener) {
@@ -44,12 +64,53 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
 
     @Override
     public void onCommitted(long index, long term, byte[] entry) {
-        publish(image.apply(index, MetadataRecordSerde.deserialize(entry)));
+        MetadataImage next = image.apply(index, MetadataRecordSerde.deserialize(entry));
+        synchronized (this) {
+            recent.put(index, entry);
+            recentBytes += entry.length;
+            while (recent.size() > retainedEntries || recentBytes > retainedBytes) {
+                var first = recent.pollFirstEntry();
+                recentBytes -= first.getValue().length;
+                recentBase = first.getKey();
+            }
+        }
+        publish(next);
     }
 
     @Override
     public void onSnapshotLoaded(long index, byte[] snapshot) {
-        publish(MetadataImage.fromSnapshot(index, MetadataRecordSerde.deserialize(snapshot)));
+        MetadataImage next = MetadataImage.fromSnapshot(index, MetadataRecordSerde.deserialize(snapshot));
+        synchronized (this) {
+            recent.clear();
+            recentBytes = 0;
+            recentBase = next.offset();
+        }
+        publish(next);
+    }
+
+    /**
+     * What a broker whose image is at {@code afterOffset} needs next: the retained entries after it (up
+     * to about {@code maxBytes}, at least one), or, when entries it needs are no longer retained, a
+     * snapshot of the current image. Empty entries when it is up to date.
+     */
+    public synchronized MetadataFetch.Answer entriesAfter(long afterOffset, int maxBytes) {
+        MetadataImage current = image;
+        if (afterOffset >= current.offset()) {
+            return MetadataFetch.Answer.upToDate();
+        }
+        if (afterOffset < recentBase) {
+            return MetadataFetch.Answer.snapshot(current.offset(), MetadataRecordSerde.serialize(current.toRecords()));
+        }
+        java.util.List<MetadataFetch.Entry> out = new java.util.ArrayList<>();
+        long bytes = 0;
+        for (var e : recent.tailMap(afterOffset, false).entrySet()) {
+            if (!out.isEmpty() && bytes + e.getValue().length > maxBytes) {
+                break;
+            }
+            out.add(new MetadataFetch.Entry(e.getKey(), e.getValue()));
+            bytes += e.getValue().length;
+        }
+        return MetadataFetch.Answer.entries(out);
     }
 
     private void publish(MetadataImage next) {

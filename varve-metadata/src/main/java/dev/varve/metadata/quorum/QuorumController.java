@@ -105,9 +105,54 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         return active;
     }
 
+    /** How long a metadata fetch with nothing new waits for a change (below the brokers' attempt timeout). */
+    static final long FETCH_MAX_WAIT_MS = 400;
+
+    private record FetchWaiter(long afterOffset, int maxBytes, CompletableFuture<byte[]> result) {
+    }
+
+    /** Event thread only: metadata fetches waiting for a new entry. */
+    private final java.util.List<FetchWaiter> fetchWaiters = new java.util.ArrayList<>();
+
     @Override
     public void onImage(MetadataImage previous, MetadataImage next) {
-        // decisions read loader.image() directly
+        // decisions read loader.image() directly; parked metadata fetches get the new entries
+        run(() -> {
+            for (FetchWaiter w : java.util.List.copyOf(fetchWaiters)) {
+                MetadataFetch.Answer a = loader.entriesAfter(w.afterOffset(), w.maxBytes());
+                if (a.isSnapshot() || !a.entries().isEmpty()) {
+                    fetchWaiters.remove(w);
+                    w.result().complete(ControllerReply.ok(loader.image().offset(), a.encode()).encode());
+                }
+            }
+        });
+    }
+
+    /** A broker that is not a voter follows the metadata log (see {@link MetadataFetch}). */
+    private void serveFetch(byte[] command, CompletableFuture<byte[]> result) {
+        if (!active) {
+            result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " is not the active controller").encode());
+            return;
+        }
+        long[] req;
+        try {
+            req = MetadataFetch.parse(command);
+        } catch (ApiException e) {
+            result.complete(ControllerReply.error(Errors.INVALID_REQUEST, e.getMessage()).encode());
+            return;
+        }
+        MetadataFetch.Answer a = loader.entriesAfter(req[0], (int) Math.max(1, Math.min(Integer.MAX_VALUE, req[1])));
+        if (a.isSnapshot() || !a.entries().isEmpty()) {
+            result.complete(ControllerReply.ok(loader.image().offset(), a.encode()).encode());
+            return;
+        }
+        FetchWaiter w = new FetchWaiter(req[0], (int) req[1], result);
+        fetchWaiters.add(w);
+        events.schedule(() -> {
+            if (fetchWaiters.remove(w)) {
+                w.result().complete(ControllerReply.ok(loader.image().offset(), a.encode()).encode());
+            }
+        }, FETCH_MAX_WAIT_MS, TimeUnit.MILLISECONDS);
     }
 
     @Override
@@ -138,6 +183,10 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
 
     private void resign() {
         active = false;
+        for (FetchWaiter w : fetchWaiters) {
+            w.result().complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " resigned").encode());
+        }
+        fetchWaiters.clear();
         apis = null;
         logic = null;
         // queued commands go back to their senders, who retry at the new leader
@@ -150,7 +199,8 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     @Override
     public CompletableFuture<byte[]> handle(byte[] command) {
         CompletableFuture<byte[]> result = new CompletableFuture<>();
-        if (!run(() -> serve(command, result))) {
+        Runnable task = MetadataFetch.isFetch(command) ? () -> serveFetch(command, result) : () -> serve(command, result);
+        if (!run(task)) {
             result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "controller " + nodeId + " is closed").encode());
         }
         return result;

@@ -54,7 +54,7 @@ class QuorumControllerTest {
     }
 
     private void start(int id) throws Exception {
-        MetadataLoader loader = new MetadataLoader();
+        MetadataLoader loader = new MetadataLoader(16, MetadataLoader.RETAINED_BYTES);
         QuorumController controller = new QuorumController(id, loader,
                 () -> new ControllerLogic(ControllerConfig.defaults().withDefaultReplicationFactor((short) 3), Uuid::randomUuid,
                         (topic, configs) -> { }),
@@ -162,6 +162,57 @@ class QuorumControllerTest {
                 assertThat(l.image().topic("payments")).isPresent();
             }
         });
+    }
+
+    /** A broker outside the voters follows the log by fetching it: entries in order, a snapshot when too far behind. */
+    @Test
+    void aBrokerThatIsNotAVoterFollowsTheLogByFetchingIt() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b);
+        start(1);
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
+        for (int b = 1; b <= 3; b++) {
+            assertThat(heartbeat(b, register(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
+        }
+        MetadataLoader follower = new MetadataLoader();
+        // nothing applied yet: everything after offset -1
+        fetchInto(follower);
+        assertThat(follower.image()).isEqualTo(loaders.get(1).image());
+        assertThat(create("x").errorCode()).isEqualTo(Errors.NONE.code());
+        fetchInto(follower);
+        assertThat(follower.image().topic("x")).isPresent();
+        assertThat(follower.image()).isEqualTo(loaders.get(1).image());
+        // up to date: the controller holds the fetch briefly, then answers with nothing
+        MetadataFetch.Answer none = fetch(follower.image().offset());
+        assertThat(none.isSnapshot()).isFalse();
+        assertThat(none.entries()).isEmpty();
+        // far behind what the controller retains: a snapshot of its image
+        for (int i = 0; i < 20; i++) {
+            register(100 + (i % 50));
+        }
+        MetadataLoader late = new MetadataLoader();
+        MetadataFetch.Answer snap = fetch(-1);
+        assertThat(snap.isSnapshot()).isTrue();
+        late.onSnapshotLoaded(snap.snapshotOffset(), snap.snapshot());
+        fetchInto(late);
+        assertThat(late.image()).isEqualTo(loaders.get(1).image());
+    }
+
+    private MetadataFetch.Answer fetch(long after) throws Exception {
+        ControllerReply reply = ControllerReply.decode(client.send(MetadataFetch.request(after, 1 << 20)).get(30, TimeUnit.SECONDS));
+        assertThat(reply.error()).isEqualTo(Errors.NONE);
+        return MetadataFetch.Answer.decode(reply.response());
+    }
+
+    private void fetchInto(MetadataLoader loader) throws Exception {
+        while (loader.image().offset() < loaders.get(1).image().offset()) {
+            MetadataFetch.Answer a = fetch(loader.image().offset());
+            if (a.isSnapshot()) {
+                loader.onSnapshotLoaded(a.snapshotOffset(), a.snapshot());
+            }
+            for (MetadataFetch.Entry e : a.entries()) {
+                loader.onCommitted(e.index(), 0, e.bytes());
+            }
+        }
     }
 
     @Test
