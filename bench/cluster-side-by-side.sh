@@ -2,18 +2,18 @@
 # Side-by-side on 3-node clusters: Varve (bin/varve cluster up --nodes 3) and Apache Kafka 4.4
 # (the peer script, 3 KRaft nodes), one after the other on this machine, same heap per node.
 #
-#   bench/cluster-side-by-side.sh [RECORDS] [RATE]     (defaults 300000 records of 1 KB, 5000 records/s)
+#   bench/cluster-side-by-side.sh [RECORDS] [RATE]     (defaults 300000 records of 1 KB, 2000 records/s)
 #
 # Topic: 3 partitions, replication factor 3, min.insync.replicas=2. Producer: Kafka's own
 # ProducerPerformance with acks=all and idempotence (its default).
 #   1. throughput: RECORDS records as fast as the cluster takes them (MB/s);
-#   2. latency: RECORDS/2 records at a fixed RATE records/s; ProducerPerformance's p50/p99/p99.9
+#   2. latency: 30 seconds of records at a fixed RATE records/s; ProducerPerformance's p50/p99/p99.9
 #      (send to acknowledgement, so the replication round trip is included).
 # Environment: HEAP per node (default 1G), KAFKA_PEER (default ../shared/peer/kafka).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 records=${1:-300000}
-rate=${2:-5000}
+rate=${2:-2000}
 heap=${HEAP:-1G}
 peer=${KAFKA_PEER:-$root/../shared/peer/kafka}
 work=$(mktemp -d /tmp/varve-cluster-bench.XXXXXX)
@@ -35,7 +35,7 @@ run() { # name bootstrap -> "MBps p50 p99 p999"
   t=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records "$records" --record-size 1000 \
       --throughput -1 --producer-props bootstrap.servers="$boot" acks=all 2>/dev/null | tail -1)
   echo "$1 throughput: $t" >> "$work/log"
-  l=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records $((records / 2)) --record-size 1000 \
+  l=$(tool org.apache.kafka.tools.ProducerPerformance --topic "$topic" --num-records $((rate * 30)) --record-size 1000 \
       --throughput "$rate" --producer-props bootstrap.servers="$boot" acks=all 2>/dev/null | tail -1)
   echo "$1 latency: $l" >> "$work/log"
   local mbps p50 p99 p999
