@@ -29,7 +29,7 @@ import java.util.stream.Collectors;
  * server --config FILE} as an operator would. Nodes can be stopped (SIGTERM), killed (SIGKILL), paused
  * (SIGSTOP) and resumed (SIGCONT). Timeouts are short so failures are detected in seconds.
  */
-final class TestCluster implements AutoCloseable {
+public final class TestCluster implements AutoCloseable {
     /** Settings that make failure detection fast enough for tests. */
     static final Map<String, String> FAST = Map.of(
             "broker.session.timeout.ms", "4000",
@@ -38,8 +38,8 @@ final class TestCluster implements AutoCloseable {
             "controller.quorum.election.timeout.ms", "400",
             "leader.imbalance.check.interval.seconds", "3");
 
-    final class Node implements AutoCloseable {
-        final int id;
+    public final class Node implements AutoCloseable {
+        public final int id;
         final int port;
         final int raftPort;
         final Path config;
@@ -54,11 +54,11 @@ final class TestCluster implements AutoCloseable {
             this.log = dir.resolve("server.log");
         }
 
-        String bootstrap() {
+        public String bootstrap() {
             return "127.0.0.1:" + port;
         }
 
-        void start() throws IOException {
+        public void start() throws IOException {
             if (process != null && process.isAlive()) {
                 throw new IllegalStateException("node " + id + " is running");
             }
@@ -74,13 +74,13 @@ final class TestCluster implements AutoCloseable {
         }
 
         /** SIGKILL and wait. */
-        void kill() throws InterruptedException {
+        public void kill() throws InterruptedException {
             process.destroyForcibly();
             process.waitFor(60, TimeUnit.SECONDS);
         }
 
         /** SIGTERM (controlled shutdown) and wait; returns the exit code. */
-        int stop() throws InterruptedException {
+        public int stop() throws InterruptedException {
             process.destroy();
             if (!process.waitFor(60, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
@@ -89,11 +89,11 @@ final class TestCluster implements AutoCloseable {
             return process.exitValue();
         }
 
-        void pause() throws Exception {
+        public void pause() throws Exception {
             signal("STOP");
         }
 
-        void resume() throws Exception {
+        public void resume() throws Exception {
             signal("CONT");
         }
 
@@ -104,11 +104,11 @@ final class TestCluster implements AutoCloseable {
             }
         }
 
-        boolean alive() {
+        public boolean alive() {
             return process != null && process.isAlive();
         }
 
-        String log() {
+        public String log() {
             try {
                 return "----- node " + id + " log (" + log + ") -----\n" + Files.readString(log, StandardCharsets.UTF_8);
             } catch (IOException e) {
@@ -135,7 +135,7 @@ final class TestCluster implements AutoCloseable {
     }
 
     /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
-    static TestCluster start(Path dir, int n, Map<String, String> extra) throws Exception {
+    public static TestCluster start(Path dir, int n, Map<String, String> extra) throws Exception {
         return start(dir, n, 0, extra);
     }
 
@@ -143,7 +143,7 @@ final class TestCluster implements AutoCloseable {
      * {@code voters} nodes that are brokers and controllers (ids 1..voters) and {@code brokersOnly} more
      * that are brokers only (process.roles=broker; they follow the metadata log from the controller).
      */
-    static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra) throws Exception {
+    public static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra) throws Exception {
         int n = voters + brokersOnly;
         TestCluster c = new TestCluster();
         try {
@@ -187,11 +187,11 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
-    List<Node> nodes() {
+    public List<Node> nodes() {
         return nodes;
     }
 
-    Node node(int id) {
+    public Node node(int id) {
         return nodes.get(id - 1);
     }
 
@@ -201,11 +201,11 @@ final class TestCluster implements AutoCloseable {
     }
 
     /** Bootstrap list of all nodes (clients skip the dead ones). */
-    String allBootstrap() {
+    public String allBootstrap() {
         return nodes.stream().map(Node::bootstrap).collect(Collectors.joining(","));
     }
 
-    Admin admin() {
+    public Admin admin() {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
@@ -236,16 +236,16 @@ final class TestCluster implements AutoCloseable {
     }
 
     /** The partitions of {@code topic} as the cluster describes them. */
-    static List<TopicPartitionInfo> describe(Admin admin, String topic) throws Exception {
+    public static List<TopicPartitionInfo> describe(Admin admin, String topic) throws Exception {
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
         return d.partitions();
     }
 
-    static Set<Integer> ids(java.util.Collection<org.apache.kafka.common.Node> nodes) {
+    public static Set<Integer> ids(java.util.Collection<org.apache.kafka.common.Node> nodes) {
         return nodes.stream().map(org.apache.kafka.common.Node::id).collect(Collectors.toSet());
     }
 
-    static int leaderId(TopicPartitionInfo p) {
+    public static int leaderId(TopicPartitionInfo p) {
         org.apache.kafka.common.Node l = p.leader();
         return l == null || l.isEmpty() ? -1 : l.id();
     }
@@ -259,7 +259,7 @@ final class TestCluster implements AutoCloseable {
         }
     }
 
-    String logs() {
+    public String logs() {
         StringBuilder b = new StringBuilder();
         for (Node n : nodes) {
             try {

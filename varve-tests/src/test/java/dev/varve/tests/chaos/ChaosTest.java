@@ -1,0 +1,57 @@
+package dev.varve.tests.chaos;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The fault-injection run ({@link ChaosRunner}) as a test: about 90 seconds of faults in the normal
+ * suite; {@code -Dvarve.chaos.duration=10m} (or {@code bin/varve-chaos --duration 10m}) for a long run,
+ * {@code -Dvarve.chaos.seed=N} to replay a schedule. The report is printed either way.
+ */
+class ChaosTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    @Timeout(value = 4, unit = TimeUnit.HOURS)
+    void acknowledgedWritesSurviveKillsPausesAndRestarts() throws Exception {
+        long durationMs = parseDuration(System.getProperty("varve.chaos.duration", "90s"));
+        long seed = Long.getLong("varve.chaos.seed", System.nanoTime());
+        System.out.printf("chaos run: duration %d s, seed %d (replay with -Dvarve.chaos.seed=%d)%n",
+                durationMs / 1000, seed, seed);
+        ChaosRunner.Result result = new ChaosRunner(ChaosRunner.Settings.ci(durationMs, seed)).run(dir);
+        System.out.println("faults injected:");
+        result.faults().forEach(f -> System.out.println("  " + f));
+        System.out.println(result.report());
+        assertThat(result.faults()).as("faults were injected").isNotEmpty();
+        assertThat(result.report().valid()).as("no anomaly (seed " + seed + ")\n" + result.report()).isTrue();
+        assertThat(result.report().liveness().complete())
+                .as("every acknowledged write readable after the faults healed (seed " + seed + ")").isTrue();
+        assertThat(result.report().totals().acked()).as("writes were acknowledged").isGreaterThan(100);
+    }
+
+    /** "90s", "10m", "2h" or milliseconds. */
+    static long parseDuration(String s) {
+        String v = s.trim().toLowerCase(java.util.Locale.ROOT);
+        long unit = 1;
+        if (v.endsWith("ms")) {
+            v = v.substring(0, v.length() - 2);
+        } else if (v.endsWith("s")) {
+            unit = 1000;
+            v = v.substring(0, v.length() - 1);
+        } else if (v.endsWith("m")) {
+            unit = 60_000;
+            v = v.substring(0, v.length() - 1);
+        } else if (v.endsWith("h")) {
+            unit = 3_600_000;
+            v = v.substring(0, v.length() - 1);
+        }
+        return Long.parseLong(v.trim()) * unit;
+    }
+}
