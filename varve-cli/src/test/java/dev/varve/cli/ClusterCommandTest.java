@@ -5,7 +5,6 @@ import dev.varve.cli.LocalCluster.Node;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.File;
@@ -223,12 +222,8 @@ class ClusterCommandTest {
 
     /**
      * A real three-node cluster: up, DescribeCluster, status, down, and a restart on the same data.
-     * Disabled by default because it needs the clustered server (process.roles with a Raft quorum), which
-     * is being built separately; today a node refuses process.roles. Run it with
-     * {@code -Dvarve.cluster.it=true} once the server side has landed.
      */
     @Test
-    @EnabledIfSystemProperty(named = "varve.cluster.it", matches = "true")
     void threeNodeClusterComesUpStopsAndRestarts() throws Exception {
         String base = Integer.toString(freeBasePort(3));
         String[] up = {"cluster", "up", "--dir", tmp.getPath(), "--nodes", "3", "--base-port", base,
