@@ -62,50 +62,28 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
     public CompletableFuture<Reply> send(ApiKeys key, short version, ApiMessage request) {
         byte[] command = ControllerEnvelope.encodeRequest(key, version, request);
         CompletableFuture<Reply> result = new CompletableFuture<>();
-        attempt(key, version, command, result, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs));
+        // completed by hand, not with thenApply: callers see the controller's own exception, unwrapped
+        sendRaw(command, timeoutMs).whenComplete((reply, error) -> {
+            try {
+                if (error != null) {
+                    result.completeExceptionally(error);
+                } else if (reply.error() != Errors.NONE) {
+                    result.completeExceptionally(reply.error().exception(reply.message()));
+                } else {
+                    result.complete(new Reply(ControllerEnvelope.decodeResponse(key, version, reply.response()),
+                            reply.metadataOffset()));
+                }
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+            }
+        });
         return result;
     }
 
-    private void attempt(ApiKeys key, short version, byte[] command, CompletableFuture<Reply> result, long deadline) {
-        client.send(command).whenComplete((bytes, error) -> {
-            if (error == null) {
-                ControllerReply reply;
-                try {
-                    reply = ControllerReply.decode(bytes);
-                } catch (RuntimeException e) {
-                    result.completeExceptionally(e);
-                    return;
-                }
-                if (reply.error() == Errors.NONE) {
-                    try {
-                        result.complete(new Reply(ControllerEnvelope.decodeResponse(key, version, reply.response()),
-                                reply.metadataOffset()));
-                    } catch (RuntimeException e) {
-                        result.completeExceptionally(e);
-                    }
-                    return;
-                }
-                if (reply.error() != Errors.NOT_CONTROLLER) {
-                    result.completeExceptionally(reply.error().exception(reply.message()));
-                    return;
-                }
-            }
-            if (System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(RETRY_BACKOFF_MS) >= deadline) {
-                result.completeExceptionally(new TimeoutException("no active controller answered " + key + " within "
-                        + timeoutMs + " ms" + (error == null ? "" : ": " + error.getMessage())));
-                return;
-            }
-            try {
-                timer.newTimeout(t -> attempt(key, version, command, result, deadline), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
-            } catch (IllegalStateException stopped) {
-                result.completeExceptionally(new TimeoutException("broker is shutting down"));
-            }
-        });
-    }
-
     /**
-     * Sends a command that is not a Kafka request (a {@link dev.varve.metadata.quorum.MetadataFetch}),
-     * retrying while no controller is active, for at most {@code timeoutMs}.
+     * Sends a command's bytes (a Kafka request in its envelope, or a
+     * {@link dev.varve.metadata.quorum.MetadataFetch}), retrying while no controller is active, for at
+     * most {@code timeoutMs}; completes with the first reply that is not NOT_CONTROLLER.
      */
     public CompletableFuture<ControllerReply> sendRaw(byte[] command, long timeoutMs) {
         CompletableFuture<ControllerReply> result = new CompletableFuture<>();
