@@ -40,14 +40,17 @@ public final class TestCluster implements AutoCloseable {
 
     public final class Node implements AutoCloseable {
         public final int id;
-        final int port;
-        final int raftPort;
+        /** The address the node listens on and advertises. */
+        public final String host;
+        public final int port;
+        public final int raftPort;
         final Path config;
         final Path log;
         Process process;
 
-        Node(int id, int port, int raftPort, Path dir) {
+        Node(int id, String host, int port, int raftPort, Path dir) {
             this.id = id;
+            this.host = host;
             this.port = port;
             this.raftPort = raftPort;
             this.config = dir.resolve("server.properties");
@@ -55,7 +58,12 @@ public final class TestCluster implements AutoCloseable {
         }
 
         public String bootstrap() {
-            return "127.0.0.1:" + port;
+            return host + ":" + port;
+        }
+
+        /** The node's data directory (log.dirs). */
+        public Path dataDir() {
+            return config.getParent().resolve("data");
         }
 
         public void start() throws IOException {
@@ -65,8 +73,11 @@ public final class TestCluster implements AutoCloseable {
             String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
             Files.writeString(log, "----- start node " + id + "\n", StandardCharsets.UTF_8,
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            process = new ProcessBuilder(java, "-Xmx384m", "-XX:TieredStopAtLevel=1", "-jar",
-                    VarveProcess.jar().toString(), "server", "--config", config.toString())
+            List<String> cmd = new ArrayList<>(network == null ? List.of() : network.exec(id));
+            cmd.addAll(List.of(java, "-Xmx384m", "-XX:TieredStopAtLevel=1", "-jar",
+                    VarveProcess.jar().toString(), "server", "--config", config.toString()));
+            // 'ip netns exec' execs the command in place, so the process is the JVM (signals reach it)
+            process = new ProcessBuilder(cmd)
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
@@ -130,8 +141,10 @@ public final class TestCluster implements AutoCloseable {
     }
 
     private final List<Node> nodes = new ArrayList<>();
+    private final VirtualNetwork network;
 
-    private TestCluster() {
+    private TestCluster(VirtualNetwork network) {
+        this.network = network;
     }
 
     /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
@@ -144,29 +157,40 @@ public final class TestCluster implements AutoCloseable {
      * that are brokers only (process.roles=broker; they follow the metadata log from the controller).
      */
     public static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra) throws Exception {
+        return start(dir, voters, brokersOnly, extra, null);
+    }
+
+    /**
+     * As {@link #start(Path, int, int, Map)}; with a {@code network}, node {@code i} runs on its host
+     * {@code i} (a network namespace of its own, ports 9092 and 9093), so the test can cut and slow
+     * the links between nodes.
+     */
+    public static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra,
+                                    VirtualNetwork network) throws Exception {
         int n = voters + brokersOnly;
-        TestCluster c = new TestCluster();
+        TestCluster c = new TestCluster(network);
         try {
-            List<Integer> ports = freePorts(2 * n);
+            List<Integer> ports = network == null ? freePorts(2 * n) : fixedPorts(n);
             StringBuilder voterList = new StringBuilder();
             for (int i = 0; i < voters; i++) {
-                voterList.append(i == 0 ? "" : ",").append(i + 1).append("@127.0.0.1:").append(ports.get(2 * i + 1));
+                voterList.append(i == 0 ? "" : ",").append(i + 1).append('@').append(host(network, i + 1))
+                        .append(':').append(ports.get(2 * i + 1));
             }
             for (int i = 0; i < n; i++) {
                 int id = i + 1;
                 Path nodeDir = dir.resolve("node-" + id);
                 Files.createDirectories(nodeDir);
-                Node node = c.new Node(id, ports.get(2 * i), ports.get(2 * i + 1), nodeDir);
+                Node node = c.new Node(id, host(network, id), ports.get(2 * i), ports.get(2 * i + 1), nodeDir);
                 Map<String, String> cfg = new TreeMap<>();
                 cfg.put("node.id", Integer.toString(id));
                 boolean voter = i < voters;
                 cfg.put("process.roles", voter ? "broker,controller" : "broker");
                 cfg.put("controller.quorum.voters", voterList.toString());
-                cfg.put("listeners", "PLAINTEXT://127.0.0.1:" + node.port
-                        + (voter ? ",CONTROLLER://127.0.0.1:" + node.raftPort : ""));
+                cfg.put("listeners", "PLAINTEXT://" + node.host + ":" + node.port
+                        + (voter ? ",CONTROLLER://" + node.host + ":" + node.raftPort : ""));
                 cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
                 cfg.put("default.replication.factor", Integer.toString(Math.min(3, n)));
-                cfg.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + node.port);
+                cfg.put("advertised.listeners", "PLAINTEXT://" + node.host + ":" + node.port);
                 cfg.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, n)));
                 cfg.putAll(FAST);
                 cfg.putAll(extra);
@@ -252,7 +276,7 @@ public final class TestCluster implements AutoCloseable {
 
     private static boolean accepts(Node node) {
         try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress("127.0.0.1", node.port), 500);
+            s.connect(new InetSocketAddress(node.host, node.port), 500);
             return true;
         } catch (IOException e) {
             return false;
@@ -269,6 +293,20 @@ public final class TestCluster implements AutoCloseable {
             }
         }
         return b.toString();
+    }
+
+    private static String host(VirtualNetwork network, int id) {
+        return network == null ? "127.0.0.1" : network.address(id);
+    }
+
+    /** Every host has its own address, so every node can use Kafka's usual ports. */
+    private static List<Integer> fixedPorts(int n) {
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            ports.add(9092);
+            ports.add(9093);
+        }
+        return ports;
     }
 
     private static List<Integer> freePorts(int n) throws IOException {

@@ -51,6 +51,7 @@ public final class BrokerLifecycle implements AutoCloseable {
         return t;
     });
     private final CompletableFuture<Void> unfenced = new CompletableFuture<>();
+    private final CompletableFuture<Void> caughtUp = new CompletableFuture<>();
     private volatile long brokerEpoch = -1;
     private volatile boolean shuttingDown;
     private volatile boolean fenced = true;
@@ -81,6 +82,14 @@ public final class BrokerLifecycle implements AutoCloseable {
 
     public CompletableFuture<Void> unfenced() {
         return unfenced;
+    }
+
+    /**
+     * Completes when the controller first says this broker's image has caught up with the metadata
+     * log (as of its registration); before that the image may be a replayed, historical one.
+     */
+    public CompletableFuture<Void> caughtUp() {
+        return caughtUp;
     }
 
     public long brokerEpoch() {
@@ -135,6 +144,11 @@ public final class BrokerLifecycle implements AutoCloseable {
                 }
                 if (err == Errors.NONE) {
                     fenced = resp.isFenced();
+                    if (resp.isCaughtUp() && !caughtUp.isDone()) {
+                        LOG.info("Broker {} has caught up with the metadata log at offset {}", config.nodeId(),
+                                loader.image().offset());
+                        caughtUp.complete(null);
+                    }
                     if (!resp.isFenced() && !unfenced.isDone()) {
                         LOG.info("Broker {} is unfenced", config.nodeId());
                         unfenced.complete(null);

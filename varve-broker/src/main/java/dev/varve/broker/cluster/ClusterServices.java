@@ -115,7 +115,8 @@ public final class ClusterServices implements AutoCloseable {
                 quotas.update(next);
             }
         });
-        loader.addListener(replicas);
+        // replicas act only on the caught-up image, never on the historical ones replayed at start-up
+        loader.addListener(new CatchUpGate(loader, replicas, lifecycle.caughtUp()));
         // 3. requests waiting for an offset are answered after the image is fully applied
         loader.addListener(channel);
         context.replicaManager().setCluster(replicas);

@@ -1,6 +1,7 @@
 package dev.varve.tests.chaos;
 
 import dev.varve.tests.TestCluster;
+import dev.varve.tests.VirtualNetwork;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -30,21 +31,71 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * One fault-injection run against a real 3-process cluster: idempotent acks=all producers write unique
  * values to an RF=3, {@code min.insync.replicas=2} topic while consumers read it, and a nemesis injects
- * one fault at a time (SIGKILL and restart, SIGSTOP past the session timeout and SIGCONT, SIGTERM and
- * restart) on a seeded schedule. Every operation goes into a {@link History}; after the faults heal and
- * the cluster settles, every partition is read from the start and the {@link Checker} judges the run.
+ * one {@link Fault} at a time on a seeded schedule. Every operation goes into a {@link History}; after
+ * the faults heal and the cluster settles, every partition is read from the start and the
+ * {@link Checker} judges the run.
  *
- * <p>Only one node is faulty at a time, so the metadata quorum and {@code min.insync.replicas} stay
- * reachable and every acknowledged write must survive.
+ * <p>With a {@link VirtualNetwork} (root on Linux), every node runs on a host of its own, so links
+ * between nodes can be cut or slowed; the clients (this JVM) always reach every node, as the
+ * clients of a partitioned data centre often do.
+ *
+ * <p>Only one node is faulty at a time (or all crash together), so the metadata quorum and
+ * {@code min.insync.replicas} come back, and every acknowledged write must survive.
  */
 public final class ChaosRunner {
     public static final String TOPIC = "chaos";
 
+    /** What the nemesis does; each fault heals itself before the next one starts. */
+    public enum Fault {
+        /** SIGKILL a node, restart it 2-6 s later. */
+        KILL(false),
+        /** SIGSTOP a node for 3-7 s (around and past broker.session.timeout.ms): a zombie leader. */
+        PAUSE(false),
+        /** SIGTERM a node (controlled shutdown) and restart it. */
+        TERM(false),
+        /** SIGKILL a node and make it lose its unflushed log tail ({@link TailCutter}), then restart it. */
+        LOSE_TAIL(false),
+        /** SIGKILL every node at once, restart them all 1-3 s later. */
+        CRASH_ALL(false),
+        /** Cut a node off from the other nodes for 3-8 s (a minority partition; clients still reach it). */
+        ISOLATE(true),
+        /** Cut one partition's leader off from its followers on the broker port only (the metadata quorum still reaches it). */
+        LEADER_FROM_FOLLOWERS(true),
+        /** Cut a node off from the metadata quorum only (its Raft port); brokers still replicate to and from it. */
+        BROKER_FROM_CONTROLLERS(true),
+        /** Slow a node's links to the others to 200 kbit/s for 5-10 s. */
+        SLOW_LINKS(true);
+
+        final boolean needsNetwork;
+
+        Fault(boolean needsNetwork) {
+            this.needsNetwork = needsNetwork;
+        }
+    }
+
     /** How a run is shaped. */
     public record Settings(long durationMs, long seed, int partitions, int producers, int consumers,
-                           long faultEveryMinMs, long faultEveryMaxMs, int sendsPerSecondPerProducer) {
+                           long faultEveryMinMs, long faultEveryMaxMs, int sendsPerSecondPerProducer,
+                           List<Fault> faults) {
+        /** Every fault this machine can inject (the network faults need {@link VirtualNetwork#available()}). */
         public static Settings ci(long durationMs, long seed) {
-            return new Settings(durationMs, seed, 3, 3, 2, 6_000, 10_000, 150);
+            boolean network = VirtualNetwork.available();
+            List<Fault> faults = java.util.Arrays.stream(Fault.values()).filter(f -> network || !f.needsNetwork).toList();
+            return new Settings(durationMs, seed, 3, 3, 2, 5_000, 9_000, 150, faults);
+        }
+
+        /** The same run with only {@code chosen} faults (those this machine can inject). */
+        public Settings only(List<Fault> chosen) {
+            List<Fault> kept = faults.stream().filter(chosen::contains).toList();
+            if (kept.isEmpty()) {
+                throw new IllegalArgumentException("none of " + chosen + " can be injected here (available: " + faults + ")");
+            }
+            return new Settings(durationMs, seed, partitions, producers, consumers, faultEveryMinMs, faultEveryMaxMs,
+                    sendsPerSecondPerProducer, kept);
+        }
+
+        boolean network() {
+            return faults.stream().anyMatch(f -> f.needsNetwork);
         }
     }
 
@@ -57,15 +108,21 @@ public final class ChaosRunner {
     private final List<String> faults = new ArrayList<>();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final long t0 = System.nanoTime();
+    private VirtualNetwork network;
 
     public ChaosRunner(Settings settings) {
         this.settings = settings;
     }
 
     public Result run(Path dir) throws Exception {
-        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+        try (VirtualNetwork network = settings.network() ? VirtualNetwork.create(3) : null;
+             TestCluster cluster = TestCluster.start(dir, 3, 0, Map.of(), network);
+             Admin admin = cluster.admin()) {
+            this.network = network;
+            // small segments, so that faults meet rolled segments and their indexes too
             admin.createTopics(List.of(new NewTopic(TOPIC, settings.partitions(), (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2", "retention.ms", "-1")))).all().get(60, TimeUnit.SECONDS);
+                    .configs(Map.of("min.insync.replicas", "2", "retention.ms", "-1",
+                            "segment.bytes", "65536")))).all().get(60, TimeUnit.SECONDS);
             awaitFullIsr(admin, 60_000);
 
             List<Thread> threads = new ArrayList<>();
@@ -78,7 +135,10 @@ public final class ChaosRunner {
                 threads.add(start("chaos-consumer-" + i, () -> consume(cluster, process)));
             }
             nemesis(cluster, admin);
-            // heal: every node up, then give the cluster time to settle
+            // heal: every link and every node up, then give the cluster time to settle
+            if (network != null) {
+                network.heal();
+            }
             for (TestCluster.Node n : cluster.nodes()) {
                 if (!n.alive()) {
                     n.start();
@@ -167,6 +227,7 @@ public final class ChaosRunner {
 
     private void nemesis(TestCluster cluster, Admin admin) throws Exception {
         Random random = new Random(settings.seed());
+        List<Fault> round = new ArrayList<>();
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.durationMs());
         while (System.nanoTime() < end) {
             long wait = settings.faultEveryMinMs()
@@ -175,31 +236,113 @@ public final class ChaosRunner {
             if (System.nanoTime() >= end) {
                 break;
             }
-            TestCluster.Node node = cluster.node(1 + random.nextInt(cluster.nodes().size()));
-            switch (random.nextInt(3)) {
-                case 0 -> {
-                    note("kill -9 node " + node.id);
-                    node.kill();
-                    Thread.sleep(2_000 + random.nextInt(4_000));
-                    note("restart node " + node.id);
-                    node.start();
-                }
-                case 1 -> {
-                    note("SIGSTOP node " + node.id);
-                    node.pause();
-                    Thread.sleep(3_000 + random.nextInt(4_000)); // around and past broker.session.timeout.ms
-                    note("SIGCONT node " + node.id);
-                    node.resume();
-                }
-                default -> {
-                    note("SIGTERM node " + node.id);
-                    node.stop();
-                    note("restart node " + node.id);
-                    node.start();
-                }
+            if (round.isEmpty()) {
+                // every fault once per round, in a seeded order, so that even a short run meets most kinds
+                round.addAll(settings.faults());
+                java.util.Collections.shuffle(round, random);
             }
+            TestCluster.Node node = cluster.node(1 + random.nextInt(cluster.nodes().size()));
+            inject(round.remove(0), node, cluster, admin, random);
             // one faulty node at a time: wait until it is back in every ISR before the next fault
             awaitFullIsr(admin, 90_000);
+        }
+    }
+
+    private void inject(Fault fault, TestCluster.Node node, TestCluster cluster, Admin admin, Random random) throws Exception {
+        switch (fault) {
+            case KILL -> {
+                note("kill -9 node " + node.id);
+                node.kill();
+                Thread.sleep(2_000 + random.nextInt(4_000));
+                note("restart node " + node.id);
+                node.start();
+            }
+            case PAUSE -> {
+                note("SIGSTOP node " + node.id);
+                node.pause();
+                Thread.sleep(3_000 + random.nextInt(4_000)); // around and past broker.session.timeout.ms
+                note("SIGCONT node " + node.id);
+                node.resume();
+            }
+            case TERM -> {
+                note("SIGTERM node " + node.id);
+                node.stop();
+                note("restart node " + node.id);
+                node.start();
+            }
+            case LOSE_TAIL -> {
+                note("kill -9 node " + node.id + ", then lose its unflushed tails");
+                node.kill();
+                for (String cut : TailCutter.cut(node.dataDir(), TOPIC, random)) {
+                    note("  node " + node.id + " " + cut);
+                }
+                note("restart node " + node.id);
+                node.start();
+            }
+            case CRASH_ALL -> {
+                note("kill -9 every node");
+                for (TestCluster.Node n : cluster.nodes()) {
+                    n.kill();
+                }
+                Thread.sleep(1_000 + random.nextInt(2_000));
+                note("restart every node");
+                for (TestCluster.Node n : cluster.nodes()) {
+                    n.start();
+                }
+            }
+            case ISOLATE -> partitioned("isolate node " + node.id + " from the other nodes",
+                    () -> network.isolate(node.id), 3_000 + random.nextInt(5_000));
+            case LEADER_FROM_FOLLOWERS -> {
+                int partition = random.nextInt(settings.partitions());
+                int leader = leaderOf(admin, partition);
+                if (leader < 0) {
+                    note("(partition " + partition + " has no leader: nothing to cut)");
+                    return;
+                }
+                partitioned("cut node " + leader + " (leader of " + TOPIC + "-" + partition
+                                + ") from the other nodes on the broker port", () -> {
+                            for (TestCluster.Node other : cluster.nodes()) {
+                                if (other.id != leader) {
+                                    network.cut(leader, other.id, other.port);
+                                }
+                            }
+                        }, 3_000 + random.nextInt(5_000));
+            }
+            case BROKER_FROM_CONTROLLERS -> partitioned("cut node " + node.id + " from the metadata quorum (Raft port)", () -> {
+                for (TestCluster.Node other : cluster.nodes()) {
+                    if (other.id != node.id) {
+                        network.cut(node.id, other.id, other.raftPort);
+                    }
+                }
+            }, 3_000 + random.nextInt(5_000));
+            case SLOW_LINKS -> partitioned("slow node " + node.id + "'s links to 200 kbit/s", () -> {
+                for (TestCluster.Node other : cluster.nodes()) {
+                    if (other.id != node.id) {
+                        network.slow(node.id, other.id, 200);
+                        network.slow(other.id, node.id, 200);
+                    }
+                }
+            }, 5_000 + random.nextInt(5_000));
+        }
+    }
+
+    private interface NetworkChange {
+        void apply() throws Exception;
+    }
+
+    private void partitioned(String what, NetworkChange change, long forMs) throws Exception {
+        note(what);
+        change.apply();
+        Thread.sleep(forMs);
+        note("heal the network");
+        network.heal();
+    }
+
+    private static int leaderOf(Admin admin, int partition) {
+        try {
+            return TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(partition));
+        } catch (Exception e) {
+            return -1;
         }
     }
 
