@@ -31,6 +31,14 @@ public record BrokerRegistration(int id, Uuid incarnationId, long brokerEpoch, L
         return endpoints.stream().filter(e -> e.name().equals(listenerName)).findFirst();
     }
 
+    /**
+     * The endpoint to tell a client that connected through {@code listenerName}: the broker's endpoint
+     * of that listener, else its first (a cluster whose nodes name their listeners differently).
+     */
+    public Optional<Endpoint> endpointForClientsOf(String listenerName) {
+        return endpoint(listenerName).or(() -> endpoints.stream().findFirst());
+    }
+
     BrokerRegistration withFenced(boolean fenced) {
         return new BrokerRegistration(id, incarnationId, brokerEpoch, endpoints, rack, fenced, fenced ? false : inControlledShutdown);
     }

@@ -2,16 +2,9 @@ package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,7 +12,6 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +40,7 @@ class BrokerOnlyNodeTest {
                 assertThat(TestCluster.leaderId(p)).isEqualTo(4);
             });
             List<String> acked = new ArrayList<>();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "first-", 200, acked);
             }
             // the broker-only node answers Metadata with the same view as a voter
@@ -68,18 +60,18 @@ class BrokerOnlyNodeTest {
                 }
             }
             cluster.node(controller).kill();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "after-controller-", 100, acked);
             }
             // the broker-only node dies and returns: it catches up with the metadata and the data
             cluster.node(4).kill();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "without-4-", 100, acked);
             }
             cluster.node(4).start();
             await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
                     assertThat(TestCluster.ids(TestCluster.describe(admin, "b").get(0).isr())).contains(4));
-            assertThat(readAll(cluster)).containsExactlyElementsOf(acked);
+            assertThat(cluster.readPartition("b", 0)).containsExactlyElementsOf(acked);
         }
     }
 
@@ -89,33 +81,5 @@ class BrokerOnlyNodeTest {
             p.send(new ProducerRecord<>("b", 0, null, v)).get(60, TimeUnit.SECONDS);
             acked.add(v);
         }
-    }
-
-    private static KafkaProducer<String, String> producer(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
-        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        return new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer());
-    }
-
-    private static List<String> readAll(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        List<String> out = new ArrayList<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition("b", 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
-                    out.add(r.value());
-                }
-            }
-        }
-        return out;
     }
 }

@@ -3,16 +3,13 @@ package dev.varve.tests;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -89,7 +86,7 @@ class ClusterLeadershipTest {
             AtomicBoolean running = new AtomicBoolean(true);
             int[] acked = {0};
             Thread producer = new Thread(() -> {
-                try (KafkaProducer<String, String> p = producer(cluster)) {
+                try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                     int i = 0;
                     while (running.get()) {
                         p.send(new ProducerRecord<>("tools", i % 6, null, "c-" + i++), (md, e) -> {
@@ -153,7 +150,7 @@ class ClusterLeadershipTest {
                 assertThat(TestCluster.leaderId(p)).isEqualTo(1);
             });
             List<String> acked = new ArrayList<>();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "u", "both-", 50, acked);
                 cluster.node(2).kill();
                 await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
@@ -179,7 +176,7 @@ class ClusterLeadershipTest {
             cluster.node(1).start();
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() ->
                     assertThat(TestCluster.leaderId(TestCluster.describe(admin, "u").get(0))).isEqualTo(1));
-            assertThat(readAll(cluster, "u")).containsExactlyElementsOf(acked);
+            assertThat(cluster.readPartition("u", 0)).containsExactlyElementsOf(acked);
         }
     }
 
@@ -188,7 +185,7 @@ class ClusterLeadershipTest {
         try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
             admin.createTopics(List.of(new NewTopic("g", 3, (short) 3))).all().get(30, TimeUnit.SECONDS);
             List<String> acked = new ArrayList<>();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 for (int i = 0; i < 300; i++) {
                     p.send(new ProducerRecord<>("g", i % 3, null, "g-" + i)).get(30, TimeUnit.SECONDS);
                 }
@@ -219,7 +216,7 @@ class ClusterLeadershipTest {
             assertThat(admin.describeConsumerGroups(List.of("cg")).all().get(30, TimeUnit.SECONDS).get("cg").coordinator().id())
                     .isNotEqualTo(coordinator);
             // a consumer of the group resumes after the committed offsets: only new records
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 for (int i = 0; i < 30; i++) {
                     p.send(new ProducerRecord<>("g", i % 3, null, "new-" + i)).get(30, TimeUnit.SECONDS);
                 }
@@ -248,7 +245,7 @@ class ClusterLeadershipTest {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(TestCluster.describe(admin, "r").get(0).isr()).hasSize(3));
             List<String> old = new ArrayList<>();
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "r", "old-", 20, old);
             }
             cluster.node(3).kill();
@@ -260,7 +257,7 @@ class ClusterLeadershipTest {
             List<String> fresh = new ArrayList<>();
             await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                     assertThat(TestCluster.leaderId(TestCluster.describe(admin, "r").get(0))).isNotEqualTo(-1));
-            try (KafkaProducer<String, String> p = producer(cluster)) {
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
                 send(p, "r", "new-", 5, fresh);
             }
             cluster.node(3).start();
@@ -272,7 +269,7 @@ class ClusterLeadershipTest {
                         .all().get(10, TimeUnit.SECONDS);
                 assertThat(TestCluster.leaderId(TestCluster.describe(admin, "r").get(0))).isEqualTo(3);
             });
-            assertThat(readAll(cluster, "r")).containsExactlyElementsOf(fresh);
+            assertThat(cluster.readPartition("r", 0)).containsExactlyElementsOf(fresh);
         }
     }
 
@@ -283,35 +280,6 @@ class ClusterLeadershipTest {
             assertThat(md.offset()).isEqualTo(acked.size());
             acked.add(v);
         }
-    }
-
-    private static KafkaProducer<String, String> producer(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
-        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        return new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer());
-    }
-
-    private static List<String> readAll(TestCluster cluster, String topic) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        List<String> out = new ArrayList<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(topic, 0);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
-                    out.add(r.value());
-                }
-            }
-        }
-        return out;
     }
 
     private static Set<Integer> ints(String csv) {

@@ -2,16 +2,10 @@ package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -126,15 +120,8 @@ class ReplicationFailoverTest {
 
     private static void produce(TestCluster cluster, Map<Integer, List<String>> acked, ConcurrentLinkedQueue<Throwable> failures,
                                 AtomicBoolean running, AtomicLong lastAckNanos, long[] longestGapMs) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
-        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        cfg.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-        cfg.put(ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5);
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer())) {
+        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5,
+                ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5))) {
             long seq = 0;
             while (running.get()) {
                 int partition = (int) (seq % PARTITIONS);
@@ -170,25 +157,9 @@ class ReplicationFailoverTest {
     }
 
     private static Map<Integer, List<String>> readAll(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         Map<Integer, List<String>> read = new HashMap<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            List<TopicPartition> tps = new ArrayList<>();
-            for (int p = 0; p < PARTITIONS; p++) {
-                tps.add(new TopicPartition(TOPIC, p));
-            }
-            consumer.assign(tps);
-            consumer.seekToBeginning(tps);
-            Map<TopicPartition, Long> end = consumer.endOffsets(tps, Duration.ofSeconds(30));
-            long deadline = System.currentTimeMillis() + 60_000;
-            while (System.currentTimeMillis() < deadline && tps.stream().anyMatch(tp -> consumer.position(tp) < end.get(tp))) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    read.computeIfAbsent(r.partition(), k -> new ArrayList<>()).add(r.value());
-                }
-            }
+        for (int p = 0; p < PARTITIONS; p++) {
+            read.put(p, cluster.readPartition(TOPIC, p));
         }
         return read;
     }

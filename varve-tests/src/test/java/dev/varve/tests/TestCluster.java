@@ -3,7 +3,15 @@ package dev.varve.tests;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.io.File;
 import java.io.IOException;
@@ -15,7 +23,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -233,6 +243,42 @@ public final class TestCluster implements AutoCloseable {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
+    }
+
+    /**
+     * An idempotent acks=all producer of strings to every node, with {@code overrides} on top; long
+     * delivery timeout, so that it rides out failovers.
+     */
+    public KafkaProducer<String, String> producer(Map<String, Object> overrides) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
+        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
+        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
+        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
+        cfg.putAll(overrides);
+        return new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer());
+    }
+
+    /** Every value of one partition, from its start to the end offset seen when reading began (within 60 s). */
+    public List<String> readPartition(String topic, int partition) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
+        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        List<String> out = new ArrayList<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
+            TopicPartition tp = new TopicPartition(topic, partition);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            long deadline = System.currentTimeMillis() + 60_000;
+            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                    out.add(r.value());
+                }
+            }
+        }
+        return out;
     }
 
     /** Waits until {@code n} brokers are registered and unfenced (visible in Metadata). */

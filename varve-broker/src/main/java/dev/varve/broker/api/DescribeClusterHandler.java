@@ -72,7 +72,7 @@ public final class DescribeClusterHandler extends AllVersionsHandler {
                     if (b.fenced() && !data.includeFencedBrokers()) {
                         continue;
                     }
-                    b.endpoint(context.listenerName()).or(() -> b.endpoints().stream().findFirst()).ifPresent(ep ->
+                    b.endpointForClientsOf(context.listenerName()).ifPresent(ep ->
                             response.brokers().add(new DescribeClusterBroker().setBrokerId(b.id()).setHost(ep.host())
                                     .setPort(ep.port()).setRack(b.rack()).setIsFenced(b.fenced())));
                 }

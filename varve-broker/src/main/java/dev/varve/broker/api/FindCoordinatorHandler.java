@@ -73,7 +73,7 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
             var leader = topic.isEmpty() || partition >= topic.get().partitionCount() ? null
                     : image.broker(topic.get().partition(partition).leader()).orElse(null);
             var endpoint = leader == null || leader.fenced() ? java.util.Optional.<dev.varve.metadata.MetadataRecord.Endpoint>empty()
-                    : leader.endpoint(context.listenerName()).or(() -> leader.endpoints().stream().findFirst());
+                    : leader.endpointForClientsOf(context.listenerName());
             if (endpoint.isEmpty()) {
                 error = Errors.COORDINATOR_NOT_AVAILABLE;
             } else {

@@ -72,7 +72,7 @@ public final class MetadataHandler implements ApiHandler {
                 if (b.fenced()) {
                     continue;
                 }
-                b.endpoint(context.listenerName()).or(() -> b.endpoints().stream().findFirst()).ifPresent(ep ->
+                b.endpointForClientsOf(context.listenerName()).ifPresent(ep ->
                         response.brokers().add(new MetadataResponseData.MetadataResponseBroker()
                                 .setNodeId(b.id()).setHost(ep.host()).setPort(ep.port()).setRack(b.rack())));
             }

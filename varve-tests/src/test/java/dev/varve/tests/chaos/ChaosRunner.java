@@ -16,7 +16,6 @@ import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.serialization.StringSerializer;
 
 import java.nio.file.Path;
 import java.time.Duration;
@@ -165,16 +164,9 @@ public final class ChaosRunner {
     }
 
     private void produce(TestCluster cluster, int process) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
-        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 120_000);
-        cfg.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000);
-        cfg.put(ProducerConfig.LINGER_MS_CONFIG, 2);
         Random random = new Random(settings.seed() * 31 + process);
         long pauseNanos = 1_000_000_000L / Math.max(1, settings.sendsPerSecondPerProducer());
-        try (KafkaProducer<String, String> producer = new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer())) {
+        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 2))) {
             long seq = 0;
             while (running.get()) {
                 int partition = random.nextInt(settings.partitions());
