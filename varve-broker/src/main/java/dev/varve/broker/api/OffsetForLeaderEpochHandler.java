@@ -3,6 +3,7 @@ package dev.varve.broker.api;
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.ReplicaManager;
 import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.broker.replication.EpochFencing;
 import dev.varve.storage.LeaderEpochCache;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
@@ -60,25 +61,20 @@ public final class OffsetForLeaderEpochHandler extends AllVersionsHandler {
             return r.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());
         }
         dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
-        if (cluster != null) {
-            // the leader answers, after checking the asker's epoch against its own
-            try {
-                PartitionLog log = cluster.leaderLog(new TopicPartition(topic, p.partition()), p.currentLeaderEpoch());
-                LeaderEpochCache.EpochEndOffset end = log.epochCache().endOffsetFor(p.leaderEpoch(), log.logEndOffset());
-                return r.setErrorCode(Errors.NONE.code()).setLeaderEpoch(end.epoch()).setEndOffset(end.endOffset());
-            } catch (RuntimeException e) {
-                return r.setErrorCode(Errors.forException(e).code());
-            }
-        }
-        int current = ReplicaManager.LEADER_EPOCH;
-        if (p.currentLeaderEpoch() >= 0 && p.currentLeaderEpoch() < current) {
-            return r.setErrorCode(Errors.FENCED_LEADER_EPOCH.code());
-        }
-        if (p.currentLeaderEpoch() > current) {
-            return r.setErrorCode(Errors.UNKNOWN_LEADER_EPOCH.code());
-        }
+        TopicPartition tp = new TopicPartition(topic, p.partition());
         try {
-            PartitionLog log = broker.replicaManager().log(new TopicPartition(topic, p.partition()));
+            PartitionLog log;
+            if (cluster != null) {
+                // the leader answers, after checking the asker's epoch against its own
+                log = cluster.leaderLog(tp, p.currentLeaderEpoch());
+            } else {
+                Errors fenced = p.currentLeaderEpoch() < 0 ? Errors.NONE
+                        : EpochFencing.validate(p.currentLeaderEpoch(), ReplicaManager.LEADER_EPOCH);
+                if (fenced != Errors.NONE) {
+                    return r.setErrorCode(fenced.code());
+                }
+                log = broker.replicaManager().log(tp);
+            }
             LeaderEpochCache.EpochEndOffset end = log.epochCache().endOffsetFor(p.leaderEpoch(), log.logEndOffset());
             return r.setErrorCode(Errors.NONE.code()).setLeaderEpoch(end.epoch()).setEndOffset(end.endOffset());
         } catch (RuntimeException e) {
