@@ -58,6 +58,7 @@ public final class BrokerConfig {
     public static final String CONTROLLER_QUORUM_VOTERS = "controller.quorum.voters";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String REPLICA_FETCH_VERIFY_SOURCE = "replica.fetch.verify.source";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
@@ -142,6 +143,7 @@ public final class BrokerConfig {
             .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, MEDIUM, "The controller moves leadership back to each partition's preferred replica when it is in sync.")
             .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), MEDIUM, "How often the controller runs preferred-leader elections.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
+            .define(REPLICA_FETCH_VERIFY_SOURCE, BOOLEAN, true, MEDIUM, "A leader takes a fetch as a follower's only from an address of that follower's advertised hosts.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), LOW, "Segment size of __consumer_offsets.")
@@ -422,6 +424,10 @@ public final class BrokerConfig {
     public long preferredElectionIntervalMs() {
         return (Boolean) values.get(AUTO_LEADER_REBALANCE_ENABLE)
                 ? longValue(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS) * 1000 : 0;
+    }
+
+    public boolean replicaFetchVerifySource() {
+        return (Boolean) values.get(REPLICA_FETCH_VERIFY_SOURCE);
     }
 
     public boolean uncleanLeaderElectionEnable() {

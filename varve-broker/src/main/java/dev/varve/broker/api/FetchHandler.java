@@ -51,14 +51,14 @@ public final class FetchHandler extends AllVersionsHandler {
                     .setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code()).setSessionId(0)));
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        Read first = read(data, req.version());
+        Read first = read(data, req.version(), context.clientAddress);
         if (first.bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0 || first.hasError) {
             result.complete(FetchResponse.of(first.response));
             return result;
         }
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
             try {
-                result.complete(FetchResponse.of(read(data, req.version()).response));
+                result.complete(FetchResponse.of(read(data, req.version(), context.clientAddress).response));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
@@ -69,10 +69,16 @@ public final class FetchHandler extends AllVersionsHandler {
     private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
     }
 
-    private Read read(FetchRequestData data, short version) {
+    private Read read(FetchRequestData data, short version, java.net.InetAddress from) {
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
-        FetchResponseData response = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0);
+        int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
+                ? data.replicaState().replicaId() : data.replicaId();
+        long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
+        // a fetch posing as a follower's is refused whole, as Kafka refuses one without ClusterAction
+        Errors refused = follower && broker.replicaManager().cluster() != null
+                ? broker.replicaManager().cluster().checkFollower(replicaId, replicaEpoch, from) : Errors.NONE;
+        FetchResponseData response = new FetchResponseData().setErrorCode(refused.code()).setSessionId(0);
         long remaining = data.maxBytes() <= 0 ? Integer.MAX_VALUE : data.maxBytes();
         long total = 0;
         boolean hasError = false;
@@ -98,12 +104,12 @@ public final class FetchHandler extends AllVersionsHandler {
                     // read past the high watermark) is refused, as Kafka refuses an unassigned replica.
                     pd.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
                     hasError = true;
+                } else if (refused != Errors.NONE) {
+                    pd.setErrorCode(refused.code());
+                    hasError = true;
                 } else if (follower) {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
-                    int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
-                            ? data.replicaState().replicaId() : data.replicaId();
-                    long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
                     ClusterReplicaManager.FollowerRead fr = broker.replicaManager().cluster().followerFetch(tp, replicaId,
                             replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch());
                     if (fr.error() != Errors.NONE) {

@@ -77,6 +77,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         return t;
     }, 5, TimeUnit.MILLISECONDS);
     private volatile MetadataImage image = MetadataImage.EMPTY;
+    private volatile FollowerIdentity followerIdentity = new FollowerIdentity(true);
     private final List<LeadershipListener> leadershipListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /** Told when this broker starts and stops leading a partition (e.g. the group coordinator for __consumer_offsets). */
@@ -437,6 +438,15 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     /** What a follower's fetch of one partition gets: an error, a divergence, or where to read. */
     public record FollowerRead(Errors error, PartitionLog log, Optional<LeaderEpochCache.EpochEndOffset> diverging,
                                long highWatermark, long logEndOffset) {
+    }
+
+    public void setFollowerIdentity(FollowerIdentity identity) {
+        this.followerIdentity = identity;
+    }
+
+    /** Whether a fetch claiming to come from broker {@code replicaId} may be taken as that follower's ({@link FollowerIdentity}). */
+    public Errors checkFollower(int replicaId, long replicaBrokerEpoch, java.net.InetAddress from) {
+        return followerIdentity.check(image, replicaId, replicaBrokerEpoch, from, time.milliseconds());
     }
 
     /**

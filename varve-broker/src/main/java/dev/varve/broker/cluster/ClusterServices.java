@@ -107,6 +107,7 @@ public final class ClusterServices implements AutoCloseable {
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
                 topic -> minInsyncReplicas(topics, topic));
         leadershipListeners.forEach(replicas::addLeadershipListener);
+        replicas.setFollowerIdentity(new FollowerIdentity(config.replicaFetchVerifySource()));
         ReplicationQuotas quotas = new ReplicationQuotas(config.nodeId(), Time.SYSTEM);
         fetchers.setQuotas(quotas);
         replicas.setQuotas(quotas);
