@@ -98,7 +98,8 @@ public final class Broker implements AutoCloseable {
                 config.longValue(BrokerConfig.HW_CHECKPOINT_INTERVAL_MS))
                 .withProducerIdExpiration(config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
                         config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS))
-                .withCleaner(config.cleanerConfig());
+                .withCleaner(config.cleanerConfig())
+                .withStartupVerification(config.startupVerification());
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();

@@ -53,6 +53,7 @@ public final class BrokerConfig {
     public static final String FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
+    public static final String LOG_STARTUP_VERIFY = "log.startup.verify";
     public static final String PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS = "producer.id.expiration.check.interval.ms";
     public static final String PROCESS_ROLES = "process.roles";
     public static final String CONTROLLER_QUORUM_VOTERS = "controller.quorum.voters";
@@ -125,6 +126,13 @@ public final class BrokerConfig {
             .define(FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often recovery points are checkpointed.")
             .define(FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS, LONG, 60_000L, atLeast(1), LOW, "How often log start offsets are checkpointed.")
             .define(HW_CHECKPOINT_INTERVAL_MS, LONG, 5_000L, atLeast(1), LOW, "How often high watermarks are checkpointed.")
+            .define(LOG_STARTUP_VERIFY, STRING, "all", (name, value) -> {
+                try {
+                    dev.varve.storage.StartupVerification.parse(String.valueOf(value));
+                } catch (IllegalArgumentException e) {
+                    throw new ConfigException(name, value, "must be all, after-crash or unflushed");
+                }
+            }, MEDIUM, "Segments CRC-checked at start-up: all (every start), after-crash (after an unclean shutdown), unflushed (Kafka's: past the recovery point after an unclean shutdown).")
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
             .define(PROCESS_ROLES, LIST, "", HIGH, "broker, controller, or both; empty: the single-node default without a quorum.")
@@ -428,6 +436,11 @@ public final class BrokerConfig {
 
     public boolean replicaFetchVerifySource() {
         return (Boolean) values.get(REPLICA_FETCH_VERIFY_SOURCE);
+    }
+
+    /** Which segments are verified when the logs load ({@code log.startup.verify}). */
+    public dev.varve.storage.StartupVerification startupVerification() {
+        return dev.varve.storage.StartupVerification.parse((String) values.get(LOG_STARTUP_VERIFY));
     }
 
     public boolean uncleanLeaderElectionEnable() {

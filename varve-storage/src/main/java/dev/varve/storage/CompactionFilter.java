@@ -56,6 +56,9 @@ final class CompactionFilter extends MemoryRecords.RecordFilter {
 
     @Override
     protected BatchRetentionResult checkBatchRetention(RecordBatch batch) {
+        // Never rewrite a batch that rotted on disk: the copy would carry a fresh, valid CRC over the
+        // damaged records. The round fails instead (the files stay as they are) and the log is reported.
+        batch.ensureValid();
         boolean keepHeader = batch.lastOffset() == groupLastOffset
                 || (batch.hasProducerId() && retainOffsets.contains(batch.lastOffset()));
         return new BatchRetentionResult(keepHeader ? BatchRetention.RETAIN_EMPTY : BatchRetention.DELETE_EMPTY, false);

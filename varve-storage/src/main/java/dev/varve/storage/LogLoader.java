@@ -18,7 +18,11 @@ import java.util.TreeMap;
 /**
  * Opens a partition directory: removes leftovers of interrupted deletions, opens segments in offset
  * order, and after an unclean shutdown recovers every segment at or past the recovery point (valid
- * prefix kept, torn or corrupt tail cut, indexes rebuilt). A corrupt segment never stops the load:
+ * prefix kept, torn or corrupt tail cut, indexes rebuilt). With {@code verifyAll} (the broker's
+ * {@code log.startup.verify}) every other segment is verified too — each batch's CRC and every
+ * index entry ({@link SegmentRecovery#verify}) — and recovered the same way when it fails, so
+ * corruption at rest (bit rot, a damaged file, a truncated flushed segment) is found before the log
+ * serves anything. A corrupt segment never stops the load:
  * it is cut back to its last valid batch and the segments after it are removed, because offsets
  * past a hole cannot be trusted to be contiguous. Producer state is loaded last, from the latest
  * producer snapshot at or below the recovered log end plus the batch headers after it.
@@ -31,15 +35,30 @@ final class LogLoader {
         static final Checkpoints NEW = new Checkpoints(0, 0, 0, true);
     }
 
-    /** @param created whether the partition directory did not exist before this load */
+    /**
+     * @param created whether the partition directory did not exist before this load
+     * @param damaged whether the load cut records that had been flushed (or written before a clean
+     *                shutdown): corruption at rest rather than an unflushed tail lost in a crash
+     */
     record Loaded(LogSegments segments, LeaderEpochCache epochCache, ProducerStateManager producerState,
-                  long logStartOffset, long logEndOffset, long recoveryPoint, long highWatermark, boolean created) {
+                  long logStartOffset, long logEndOffset, long recoveryPoint, long highWatermark, boolean created,
+                  boolean damaged) {
+    }
+
+    /** What recovering or verifying the segments found. */
+    private record RecoveryResult(long recoveryPoint, boolean damaged) {
     }
 
     private LogLoader() {
     }
 
     static Loaded load(File dir, TopicPartition tp, LogConfig config, Checkpoints checkpoints, long nowMs) throws IOException {
+        return load(dir, tp, config, checkpoints, true, nowMs);
+    }
+
+    /** @param verifyAll also verify segments below the recovery point (every segment after a clean shutdown) */
+    static Loaded load(File dir, TopicPartition tp, LogConfig config, Checkpoints checkpoints, boolean verifyAll,
+                       long nowMs) throws IOException {
         boolean created = !dir.exists();
         Files.createDirectories(dir.toPath());
         completeInterruptedSwaps(dir, tp, config, nowMs);
@@ -97,8 +116,13 @@ final class LogLoader {
         long recoveryPoint = checkpoints.recoveryPoint();
         SegmentRecovery recovery = new SegmentRecovery();
         LeaderEpochCache cache = epochCache;
-        if (!checkpoints.cleanShutdown()) {
-            recoveryPoint = recoverUnflushed(tp, segments, recoveryPoint, recovery, cache);
+        boolean damaged = false;
+        if (!checkpoints.cleanShutdown() || verifyAll) {
+            // After a clean shutdown everything was flushed: nothing is past the recovery point.
+            long flushedBelow = checkpoints.cleanShutdown() ? Long.MAX_VALUE : recoveryPoint;
+            RecoveryResult result = recoverSegments(tp, segments, flushedBelow, verifyAll, recovery, cache);
+            recoveryPoint = result.recoveryPoint();
+            damaged = result.damaged();
         } else {
             checkIndexes(tp, segments, recovery, cache);
         }
@@ -136,7 +160,7 @@ final class LogLoader {
         long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
         // Last, over the final segments: snapshots past the recovered log end are deleted first.
         ProducerStateManager producerState = ProducerStateManager.load(dir, tp, segments, logEndOffset);
-        return new Loaded(segments, cache, producerState, logStartOffset, logEndOffset, recoveryPoint, hw, created);
+        return new Loaded(segments, cache, producerState, logStartOffset, logEndOffset, recoveryPoint, hw, created, damaged);
     }
 
     /**
@@ -214,11 +238,17 @@ final class LogLoader {
         dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(dir.toPath());
     }
 
-    /** Recovers segments at or past the recovery point; returns the recovery point to keep. */
-    private static long recoverUnflushed(TopicPartition tp, LogSegments segments, long recoveryPoint,
-                                         SegmentRecovery recovery, LeaderEpochCache cache) throws IOException {
+    /**
+     * Recovers segments at or past the recovery point and, with {@code verifyAll}, every segment below
+     * it that fails {@link SegmentRecovery#verify}; below it without {@code verifyAll}, only segments
+     * whose indexes look wrong are recovered. Bytes cut from a segment below the recovery point are
+     * damage at rest (reported in the result): the segments after it are removed like after any hole.
+     */
+    private static RecoveryResult recoverSegments(TopicPartition tp, LogSegments segments, long recoveryPoint, boolean verifyAll,
+                                                  SegmentRecovery recovery, LeaderEpochCache cache) throws IOException {
         List<LogSegment> all = new ArrayList<>(segments.all());
         boolean truncatedAHole = false;
+        boolean damaged = false;
         for (int i = 0; i < all.size(); i++) {
             LogSegment s = all.get(i);
             if (truncatedAHole) {
@@ -229,17 +259,36 @@ final class LogLoader {
             }
             long next = i + 1 < all.size() ? all.get(i + 1).baseOffset() : Long.MAX_VALUE;
             boolean unflushed = next > recoveryPoint;
-            if (!unflushed && indexesTrustworthy(tp, s)) {
-                continue;
+            if (!unflushed) {
+                if (verifyAll) {
+                    String problem = recovery.verify(s);
+                    if (problem == null) {
+                        continue;
+                    }
+                    LOG.error("{}: {} of {} failed verification: {}; recovering it", tp, s, s.log().file(), problem);
+                } else if (indexesTrustworthy(tp, s)) {
+                    continue;
+                }
             }
             int cut = recovery.recover(s, batch -> assignEpoch(cache, batch));
-            // A segment that lost bytes, or ends short of the next one's base (a tail lost at a batch
-            // boundary), leaves a hole: offsets after it cannot be served contiguously.
-            if (i + 1 < all.size() && (cut > 0 || s.readNextOffset() != next)) {
-                truncatedAHole = true;
+            if (!unflushed && cut > 0) {
+                LOG.error("{}: {} bytes of flushed data in {} were corrupt and are cut; the records from offset {} on"
+                        + " must be fetched again from another replica", tp, cut, s.log().file(), s.readNextOffset());
+                damaged = true;
+            }
+            if (i + 1 < all.size()) {
+                // A segment that lost bytes, or ends short of the next one's base (a tail lost at a batch
+                // boundary), leaves a hole: offsets after it cannot be served contiguously.
+                if (cut > 0 || s.readNextOffset() != next) {
+                    truncatedAHole = true;
+                    damaged |= !unflushed;
+                } else {
+                    s.onBecomeInactive(); // trimmed indexes with the final time-index entry, as on roll
+                }
             }
         }
-        return Math.min(recoveryPoint, segments.isEmpty() ? recoveryPoint : segments.active().readNextOffset());
+        long end = segments.isEmpty() ? recoveryPoint : segments.active().readNextOffset();
+        return new RecoveryResult(Math.min(recoveryPoint, end), damaged);
     }
 
     /** For a segment below the recovery point: whether its indexes can be used as they are. */

@@ -48,6 +48,11 @@ public final class LogManager implements AutoCloseable {
     private final Scheduler scheduler;
     private final Map<TopicPartition, PartitionLog> logs = new ConcurrentHashMap<>();
     private final Set<TopicPartition> offline = ConcurrentHashMap.newKeySet();
+    /** Partitions whose load cut flushed records (corruption at rest), see {@link #damagedAtLoad()}. */
+    private final Set<TopicPartition> damagedAtLoad = ConcurrentHashMap.newKeySet();
+    /** Absolute paths of log directories where a write failed (see {@link #failedLogDirs()}). */
+    private final Set<String> failedDirs = ConcurrentHashMap.newKeySet();
+    private final List<Runnable> failureListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
     private final Object createLock = new Object();
     /** Null when log.cleaner.enable is false. */
     private final LogCleanerManager cleaner;
@@ -123,7 +128,11 @@ public final class LogManager implements AutoCloseable {
             try {
                 PartitionLog log = PartitionLog.open(child, tp, topicConfigs.apply(tp.topic()), time, scheduler,
                         startOffsets.getOrDefault(tp, 0L), recoveryPoints.getOrDefault(tp, 0L),
-                        highWatermarks.getOrDefault(tp, 0L), clean);
+                        highWatermarks.getOrDefault(tp, 0L), clean, managerConfig.startupVerification().verifiesAll(clean));
+                if (log.damagedAtLoad()) {
+                    damagedAtLoad.add(tp);
+                }
+                watch(log);
                 PartitionLog previous = logs.putIfAbsent(tp, log);
                 if (previous != null) {
                     log.close();
@@ -170,9 +179,11 @@ public final class LogManager implements AutoCloseable {
             try {
                 // The new directory's entry in its parent is fsynced by the log's first flush.
                 PartitionLog log = PartitionLog.open(dir, tp, topicConfigs.apply(tp.topic()), time, scheduler);
+                watch(log);
                 logs.put(tp, log);
                 return log;
             } catch (IOException e) {
+                markFailed(parent, e);
                 throw new KafkaStorageException("cannot create log " + dir, e);
             }
         }
@@ -198,6 +209,42 @@ public final class LogManager implements AutoCloseable {
         return best;
     }
 
+    private void watch(PartitionLog log) {
+        File logDir = log.dir().getParentFile();
+        log.onStorageFailure(e -> markFailed(logDir, e));
+    }
+
+    private void markFailed(File logDir, Exception cause) {
+        String path = logDir.getAbsolutePath();
+        if (failedDirs.add(path)) {
+            LOG.error("log directory {} failed ({}): its partitions answer KAFKA_STORAGE_ERROR to writes that fail", path,
+                    cause.getMessage());
+            for (Runnable listener : failureListeners) {
+                try {
+                    listener.run();
+                } catch (RuntimeException e) {
+                    LOG.warn("a storage failure listener failed", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Log directories where a write, roll, fsync or checkpoint failed since start-up (a full disk, an
+     * unwritable or failing device). Nothing already written was changed by the failure: appends are
+     * cut back to their start, and the recovery point stays below anything not fsynced. A single node
+     * keeps retrying writes (they succeed again once space returns); a cluster broker with a failed
+     * directory asks the controller to fence it, so leadership moves away, until it restarts.
+     */
+    public Set<String> failedLogDirs() {
+        return Set.copyOf(failedDirs);
+    }
+
+    /** Called once for each log directory when it first fails (on the thread that saw the failure). */
+    public void addStorageFailureListener(Runnable listener) {
+        failureListeners.add(listener);
+    }
+
     /** The log cleaner (compaction of {@code cleanup.policy=compact} topics), unless log.cleaner.enable is false. */
     public Optional<LogCleanerManager> cleaner() {
         return Optional.ofNullable(cleaner);
@@ -213,6 +260,15 @@ public final class LogManager implements AutoCloseable {
 
     public Set<TopicPartition> offlinePartitions() {
         return Set.copyOf(offline);
+    }
+
+    /**
+     * Partitions whose start-up found corrupt flushed data and cut it ({@link PartitionLog#damagedAtLoad()}):
+     * their replicas here hold less than they acknowledged, so a cluster broker registers as after an
+     * unclean shutdown (it must not stay an in-sync replica or be elected with the damaged logs).
+     */
+    public Set<TopicPartition> damagedAtLoad() {
+        return Set.copyOf(damagedAtLoad);
     }
 
     /** Applies a topic's new settings to its open logs. */
@@ -364,6 +420,7 @@ public final class LogManager implements AutoCloseable {
         try {
             new OffsetCheckpointFile(new File(dir, kind.fileName)).write(offsets);
         } catch (IOException e) {
+            markFailed(dir, e);
             throw new KafkaStorageException("cannot write " + kind.fileName + " in " + dir, e);
         }
     }

@@ -15,11 +15,13 @@ import java.util.List;
  * @param producerIdExpirationMs            forget an idempotent producer this long after its last write [producer.id.expiration.ms]
  * @param producerIdExpirationCheckIntervalMs how often expired producers are forgotten [producer.id.expiration.check.interval.ms]
  * @param cleaner                           the log cleaner (compaction) settings [log.cleaner.*]
+ * @param startupVerification               which segments are CRC-checked at start-up [log.startup.verify, Varve's]
  */
 public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                                long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
                                long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
-                               long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner) {
+                               long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner,
+                               StartupVerification startupVerification) {
     /** Kafka's producer.id.expiration.ms default: one day. */
     public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
     /** Kafka's producer.id.expiration.check.interval.ms default: ten minutes. */
@@ -35,6 +37,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         }
         logDirs = List.copyOf(logDirs);
         java.util.Objects.requireNonNull(cleaner, "cleaner");
+        java.util.Objects.requireNonNull(startupVerification, "startupVerification");
     }
 
     /** The settings without the producer-id ones, which take Kafka's defaults. */
@@ -43,7 +46,8 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
                             long highWatermarkCheckpointIntervalMs) {
         this(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs, recoveryPointCheckpointIntervalMs,
                 logStartOffsetCheckpointIntervalMs, highWatermarkCheckpointIntervalMs,
-                DEFAULT_PRODUCER_ID_EXPIRATION_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, CleanerConfig.DEFAULT);
+                DEFAULT_PRODUCER_ID_EXPIRATION_MS, DEFAULT_PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, CleanerConfig.DEFAULT,
+                StartupVerification.ALL);
     }
 
     /** Kafka's defaults, except that flush.ms is checked every second (Kafka: never, unless configured). */
@@ -55,13 +59,22 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
     public LogManagerConfig withProducerIdExpiration(long expirationMs, long checkIntervalMs) {
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
-                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner);
+                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner, startupVerification);
     }
 
     /** This config with other log cleaner settings ({@link CleanerConfig#fromMap} parses Kafka's keys). */
     public LogManagerConfig withCleaner(CleanerConfig cleanerConfig) {
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
-                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleanerConfig);
+                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleanerConfig,
+                startupVerification);
+    }
+
+    /** This config with another start-up verification. */
+    public LogManagerConfig withStartupVerification(StartupVerification verification) {
+        return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
+                recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
+                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
+                verification);
     }
 }

@@ -424,8 +424,25 @@ public final class LogSegment {
         offsetIndex.truncateTo(offset);
         timeIndex.truncateTo(offset);
         int removed = log.truncateTo(mapping.position());
-        // Recompute writer state from what remains.
-        bytesSinceLastIndexEntry = mapping.position() - offsetIndex.lastEntry().position();
+        recomputeWriterState(mapping.position());
+        return removed;
+    }
+
+    /**
+     * Undoes a failed {@link #append}: cuts the file back to {@code position} (where the append began,
+     * below {@code nextOffset}) — including bytes of a partial write that the published size does not
+     * count, which would otherwise sit under the next append — and drops index entries from the
+     * failed batches.
+     */
+    void abortAppend(int position, long nextOffset) throws IOException {
+        offsetIndex.truncateTo(nextOffset);
+        timeIndex.truncateTo(nextOffset);
+        log.truncateTo(position); // FileChannel.truncate also moves the write position back
+        recomputeWriterState(position);
+    }
+
+    private void recomputeWriterState(int position) throws IOException {
+        bytesSinceLastIndexEntry = position - offsetIndex.lastEntry().position();
         TimestampOffset last = timeIndex.lastEntry();
         maxTimestampSoFar = last.timestamp();
         offsetOfMaxTimestampSoFar = last.offset();
@@ -440,7 +457,6 @@ public final class LogSegment {
             firstBatchTimestamp = Long.MIN_VALUE;
             bytesSinceLastIndexEntry = 0;
         }
-        return removed;
     }
 
     /** Called by recovery: resets the indexes and re-indexes one valid batch at a time. */

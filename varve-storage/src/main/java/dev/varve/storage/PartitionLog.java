@@ -76,6 +76,9 @@ public final class PartitionLog implements AutoCloseable {
     /** The partition directory itself may not be durable in its parent yet (a new log). */
     private boolean parentDirectoryDirty;
     private volatile boolean closed;
+    /** Loading cut flushed records (corruption at rest): this replica lost data it had and must not lead with it. */
+    private final boolean damagedAtLoad;
+    private volatile java.util.function.Consumer<KafkaStorageException> storageFailureListener;
     /** The lowest offset the log was truncated to since the cleaner last looked (Long.MAX_VALUE: none). */
     private long truncatedToSinceCleanerView = Long.MAX_VALUE;
 
@@ -96,6 +99,7 @@ public final class PartitionLog implements AutoCloseable {
         this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size());
         this.directoryDirty = loaded.created();
         this.parentDirectoryDirty = loaded.created();
+        this.damagedAtLoad = loaded.damaged();
     }
 
     /** Opens a brand-new or cleanly closed partition directory. */
@@ -114,9 +118,26 @@ public final class PartitionLog implements AutoCloseable {
                 new LogLoader.Checkpoints(logStartOffset, recoveryPoint, highWatermark, cleanShutdown));
     }
 
+    /**
+     * As above; {@code verifyAll} (the broker's {@code log.startup.verify}) also verifies the CRC of
+     * every batch and every index entry below the recovery point, repairing what fails (see
+     * {@link #damagedAtLoad()}). The other overloads verify everything.
+     */
+    public static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler,
+                                    long logStartOffset, long recoveryPoint, long highWatermark, boolean cleanShutdown,
+                                    boolean verifyAll) throws IOException {
+        return open(dir, tp, config, time, scheduler,
+                new LogLoader.Checkpoints(logStartOffset, recoveryPoint, highWatermark, cleanShutdown), verifyAll);
+    }
+
     private static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler,
                                      LogLoader.Checkpoints checkpoints) throws IOException {
-        LogLoader.Loaded loaded = LogLoader.load(dir, tp, config, checkpoints, time.milliseconds());
+        return open(dir, tp, config, time, scheduler, checkpoints, true);
+    }
+
+    private static PartitionLog open(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler,
+                                     LogLoader.Checkpoints checkpoints, boolean verifyAll) throws IOException {
+        LogLoader.Loaded loaded = LogLoader.load(dir, tp, config, checkpoints, verifyAll, time.milliseconds());
         return new PartitionLog(dir, tp, config, time, scheduler, loaded);
     }
 
@@ -172,13 +193,16 @@ public final class PartitionLog implements AutoCloseable {
         int positionBefore = segment.size();
         try {
             segment.append(records);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | InternalError e) {
+            // A full disk fails write(2) part-way, or faults on a memory-mapped index page (the JVM
+            // turns that SIGBUS into an InternalError): cut back to where the append began, so the
+            // file holds exactly the published batches and a later append starts at the right place.
             try {
-                segment.truncateTo(logEnd.offset());
-            } catch (IOException | RuntimeException cleanup) {
+                segment.abortAppend(positionBefore, logEnd.offset());
+            } catch (IOException | RuntimeException | InternalError cleanup) {
                 e.addSuppressed(cleanup);
             }
-            throw new KafkaStorageException("append to " + segment.log().file() + " at position " + positionBefore + " failed", e);
+            throw storageFailure("append to " + segment.log().file() + " at position " + positionBefore + " failed", e);
         }
         for (MutableRecordBatch batch : records.batches()) {
             if (batch.partitionLeaderEpoch() != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
@@ -190,6 +214,28 @@ public final class PartitionLog implements AutoCloseable {
         if (logEnd.offset() - recoveryPoint >= config.flushMessages()) {
             flushLocked(logEnd.offset());
         }
+    }
+
+    /**
+     * A storage failure of this log: the listener (the log manager) learns of it, and the caller gets
+     * a {@link KafkaStorageException} (KAFKA_STORAGE_ERROR on the wire, which producers retry).
+     */
+    private KafkaStorageException storageFailure(String message, Throwable cause) {
+        KafkaStorageException e = new KafkaStorageException(message, cause);
+        java.util.function.Consumer<KafkaStorageException> listener = storageFailureListener;
+        if (listener != null) {
+            try {
+                listener.accept(e);
+            } catch (RuntimeException ignored) {
+                // the failure is still thrown to the caller
+            }
+        }
+        return e;
+    }
+
+    /** Called (with the log's lock held) whenever a write, roll or fsync of this log fails. */
+    public void onStorageFailure(java.util.function.Consumer<KafkaStorageException> listener) {
+        this.storageFailureListener = listener;
     }
 
     private LogSegment maybeRoll(int bytes, long lastOffset, long maxTimestamp) {
@@ -227,8 +273,8 @@ public final class PartitionLog implements AutoCloseable {
             LOG.debug("{}: rolled new segment at offset {}", topicPartition, newBase);
             takeProducerSnapshot(newBase, false);
             return segment;
-        } catch (IOException e) {
-            throw new KafkaStorageException("cannot roll " + topicPartition + " at offset " + newBase, e);
+        } catch (IOException | InternalError e) {
+            throw storageFailure("cannot roll " + topicPartition + " at offset " + newBase, e);
         }
     }
 
@@ -369,6 +415,15 @@ public final class PartitionLog implements AutoCloseable {
 
     public LeaderEpochCache epochCache() {
         return epochCache;
+    }
+
+    /**
+     * Whether opening the log cut records that had been flushed, or written before a clean shutdown
+     * (a corrupt or truncated segment found by CRC): the log is a valid prefix of what it held, and
+     * the rest must come back from another replica.
+     */
+    public boolean damagedAtLoad() {
+        return damagedAtLoad;
     }
 
     // ---------------------------------------------------------------- producer state
@@ -514,7 +569,7 @@ public final class PartitionLog implements AutoCloseable {
             try {
                 s.changeFileSuffixes("", LogFileNames.DELETED_SUFFIX);
             } catch (IOException e) {
-                throw new KafkaStorageException("cannot rename " + s + " of " + topicPartition + " for deletion", e);
+                throw storageFailure("cannot rename " + s + " of " + topicPartition + " for deletion", e);
             }
             scheduler.scheduleOnce("delete-segment-" + topicPartition + "-" + s.baseOffset(), () -> {
                 try {
@@ -555,7 +610,7 @@ public final class PartitionLog implements AutoCloseable {
                 producerStateManager.deleteSnapshotsAbove(offset);
                 directoryDirty = true;
             } catch (IOException e) {
-                throw new KafkaStorageException("cannot delete producer snapshots of " + topicPartition + " above " + offset, e);
+                throw storageFailure("cannot delete producer snapshots of " + topicPartition + " above " + offset, e);
             }
             List<LogSegment> doomed = new ArrayList<>();
             for (LogSegment s : segments.all()) {
@@ -572,7 +627,7 @@ public final class PartitionLog implements AutoCloseable {
                 long newEnd = last.readNextOffset();
                 logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
             } catch (IOException e) {
-                throw new KafkaStorageException("cannot truncate " + topicPartition + " to " + offset, e);
+                throw storageFailure("cannot truncate " + topicPartition + " to " + offset, e);
             }
             asyncDelete(doomed);
             if (logEnd.offset() < logStartOffset) {
@@ -586,7 +641,7 @@ public final class PartitionLog implements AutoCloseable {
             try {
                 producerStateManager.reload(segments, logEnd.offset());
             } catch (IOException e) {
-                throw new KafkaStorageException("cannot rebuild the producer state of " + topicPartition, e);
+                throw storageFailure("cannot rebuild the producer state of " + topicPartition, e);
             }
             return true;
         }
@@ -605,7 +660,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             producerStateManager.truncateFully();
         } catch (IOException e) {
-            throw new KafkaStorageException("cannot delete the producer snapshots of " + topicPartition, e);
+            throw storageFailure("cannot delete the producer snapshots of " + topicPartition, e);
         }
         List<LogSegment> doomed = new ArrayList<>(segments.all());
         for (LogSegment s : doomed) {
@@ -615,7 +670,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             segments.add(LogSegment.open(dir, offset, config, time.milliseconds()));
         } catch (IOException e) {
-            throw new KafkaStorageException("cannot create segment " + offset + " of " + topicPartition, e);
+            throw storageFailure("cannot create segment " + offset + " of " + topicPartition, e);
         }
         directoryDirty = true;
         epochCache.clear();
@@ -640,7 +695,7 @@ public final class PartitionLog implements AutoCloseable {
                         directoryDirty = false;
                     }
                 } catch (IOException e) {
-                    throw new KafkaStorageException("cannot flush the producer snapshots of " + topicPartition, e);
+                    throw storageFailure("cannot flush the producer snapshots of " + topicPartition, e);
                 }
             }
         }
@@ -674,7 +729,9 @@ public final class PartitionLog implements AutoCloseable {
                 parentDirectoryDirty = false;
             }
         } catch (IOException e) {
-            throw new KafkaStorageException("cannot flush " + topicPartition, e);
+            // The recovery point stays where it was: after a failed fsync nothing past it is trusted,
+            // and the next start recovers from it.
+            throw storageFailure("cannot flush " + topicPartition, e);
         }
         recoveryPoint = upTo;
         lastFlushMs = time.milliseconds();

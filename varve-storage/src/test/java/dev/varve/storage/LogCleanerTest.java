@@ -100,6 +100,27 @@ class LogCleanerTest {
     }
 
     @Test
+    void aBatchThatRottedOnDiskIsNeverRewrittenWithAFreshCrc() throws IOException {
+        PartitionLog log = log(CompactionSupport.compacted(300, 1000));
+        for (int i = 0; i < 30; i++) {
+            log.appendAsLeader(batch(T0 + i, "k" + (i % 3), "v" + i), 0);
+        }
+        appendAll(log);
+        File first = LogFileNames.logFile(tmp.resolve("compacted-0").toFile(), log.segmentBaseOffsets().get(0));
+        byte[] before = java.nio.file.Files.readAllBytes(first.toPath());
+        try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(first, "rw")) {
+            raf.seek(before.length - 2); // a value byte of the segment's last batch
+            raf.write(before[before.length - 2] ^ 0x40);
+        }
+        LogCleanerManager cleaner = cleaner(log, 64 * 1024);
+        cleaner.cleanUntilDone(10);
+        // The damaged segment is left as it is (start-up verification or a replica repairs it), not laundered.
+        byte[] after = java.nio.file.Files.readAllBytes(first.toPath());
+        assertThat(after.length).isEqualTo(before.length);
+        assertThat(after[before.length - 2]).isEqualTo((byte) (before[before.length - 2] ^ 0x40));
+    }
+
+    @Test
     void aTombstoneStaysForDeleteRetentionAfterItsFirstCleaningThenGoes() throws IOException {
         PartitionLog log = log(CompactionSupport.compacted(100_000, 5_000));
         appendAll(log, batch(T0, "a", "1", "b", "1"), batch(T0, "a", null));

@@ -45,6 +45,9 @@ public final class BrokerLifecycle implements AutoCloseable {
     private final File epochFile;
     private final Uuid incarnationId = Uuid.randomUuid();
     private final long previousBrokerEpoch;
+    private final java.util.function.BooleanSupplier storageFailed;
+    /** For logging the storage fence once. */
+    private volatile boolean askedToFence;
     private final ScheduledExecutorService thread = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "broker-lifecycle");
         t.setDaemon(true);
@@ -58,6 +61,23 @@ public final class BrokerLifecycle implements AutoCloseable {
 
     public BrokerLifecycle(BrokerConfig config, ControllerChannel controller, MetadataLoader loader,
                            List<BrokerConfig.Endpoint> endpoints, File logDir) throws IOException {
+        this(config, controller, loader, endpoints, logDir, false, () -> false);
+    }
+
+    /**
+     * @param logsDamaged the logs found corrupt flushed data at start-up and cut it: this broker then
+     *                    registers as after an unclean shutdown, whatever its last shutdown was, so the
+     *                    controller moves it out of every ISR and ELR (it no longer holds everything it
+     *                    acknowledged) and it rejoins only by fetching the rest from the leaders
+     * @param storageFailed whether a log directory failed (a full disk, an unwritable directory): while
+     *                    true every heartbeat asks the controller to fence this broker (KRaft's
+     *                    {@code WantFence}), which moves its leaderships away and takes it out of every
+     *                    ISR; it stays fenced until the process restarts
+     */
+    public BrokerLifecycle(BrokerConfig config, ControllerChannel controller, MetadataLoader loader,
+                           List<BrokerConfig.Endpoint> endpoints, File logDir, boolean logsDamaged,
+                           java.util.function.BooleanSupplier storageFailed) throws IOException {
+        this.storageFailed = storageFailed;
         this.config = config;
         this.controller = controller;
         this.loader = loader;
@@ -71,6 +91,10 @@ public final class BrokerLifecycle implements AutoCloseable {
                 LOG.warn("Ignoring unreadable {}", epochFile);
             }
             Files.delete(epochFile.toPath()); // from now on a crash must look unclean
+        }
+        if (logsDamaged && previous >= 0) {
+            LOG.warn("Corrupt data was cut from logs at start-up: registering as after an unclean shutdown");
+            previous = -1;
         }
         this.previousBrokerEpoch = previous;
     }
@@ -160,11 +184,17 @@ public final class BrokerLifecycle implements AutoCloseable {
     }
 
     private CompletableFuture<BrokerHeartbeatResponseData> send(boolean wantShutDown) {
+        boolean wantFence = !wantShutDown && storageFailed.getAsBoolean();
+        if (wantFence && !askedToFence) {
+            askedToFence = true;
+            LOG.error("A log directory failed: asking the controller to fence broker {} (its leaderships move to other"
+                    + " replicas); restart it once the disk is fixed", config.nodeId());
+        }
         BrokerHeartbeatRequestData req = new BrokerHeartbeatRequestData()
                 .setBrokerId(config.nodeId())
                 .setBrokerEpoch(brokerEpoch)
                 .setCurrentMetadataOffset(loader.image().offset())
-                .setWantFence(false)
+                .setWantFence(wantFence)
                 .setWantShutDown(wantShutDown);
         return controller.send(ApiKeys.BROKER_HEARTBEAT, req).thenApply(r -> (BrokerHeartbeatResponseData) r.response());
     }

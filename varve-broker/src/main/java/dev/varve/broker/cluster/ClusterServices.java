@@ -98,7 +98,8 @@ public final class ClusterServices implements AutoCloseable {
         loader.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
         this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), loader, 30_000);
-        this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir);
+        this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
+                () -> !logManager.failedLogDirs().isEmpty());
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
                 config.replicaFetcherConfig(), Time.SYSTEM);
         String interBroker = config.clientListeners().get(0).listenerName();

@@ -9,6 +9,7 @@ import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.message.ListOffsetsRequestData.ListOffsetsPartition;
@@ -67,7 +68,10 @@ import java.util.function.LongSupplier;
  *       metadata changes</td></tr>
  * </table>
  * A lost or refused connection backs off every partition and reconnects; a {@link KafkaStorageException}
- * from the local log drops the partition (it stays out until added again). Nothing ends the thread but
+ * from the local log drops the partition (it stays out until added again). Every fetched batch's CRC
+ * is checked before anything is appended: a batch that fails is never appended (the sound batches
+ * before it are), and the partition retries after a back-off — so one node's corrupt disk cannot
+ * spread to its followers. Nothing ends the thread but
  * {@link #shutdown()}.
  *
  * <p>A follower log with records but no epochs (nothing to compare with the leader's) is first truncated
@@ -87,6 +91,8 @@ final class ReplicaFetcherThread extends Thread {
     private static final short LAST_FETCH_VERSION_WITH_NAMES = 12;
     /** Upper bound of one idle wait, so a thread re-checks its state now and then whatever happens. */
     private static final long MAX_IDLE_WAIT_MS = 1_000;
+    /** Back-off after the leader served a batch that fails its CRC (it will not heal in 100 ms). */
+    private static final long CORRUPT_BACKOFF_MS = 1_000;
 
     /**
      * One partition's fetch state: a new object whenever the partition is (re)added. The fields are
@@ -446,7 +452,17 @@ final class ReplicaFetcherThread extends Thread {
                         prefix, s.tp(), first.baseOffset(), first.lastOffset(), end, first.baseOffset());
                 log.truncateFullyAndStartAt(first.baseOffset());
             }
-            log.appendAsFollower(records);
+            try {
+                log.appendAsFollower(records);
+            } catch (CorruptRecordException e) {
+                // A batch failed its CRC (the leader's disk rotted, or the bytes were damaged on the way):
+                // keep the sound batches before it, never the damaged one, and ask again after a back-off.
+                MemoryRecords sound = soundPrefix(records);
+                if (sound.sizeInBytes() > 0) {
+                    log.appendAsFollower(sound);
+                }
+                throw e;
+            }
             ReplicationQuotas q = quotas.get();
             if (q != null && q.isFollowerThrottled(s.tp())) {
                 q.follower().record(records.sizeInBytes());
@@ -460,6 +476,20 @@ final class ReplicaFetcherThread extends Thread {
         if (newStart > log.logStartOffset()) {
             log.deleteRecordsBefore(newStart);
         }
+    }
+
+    /** The batches before the first one that is not a v2 batch with a matching CRC. */
+    static MemoryRecords soundPrefix(MemoryRecords records) {
+        int sound = 0;
+        for (MutableRecordBatch batch : records.batches()) {
+            if (batch.magic() != org.apache.kafka.common.record.internal.RecordBatch.MAGIC_VALUE_V2 || !batch.isValid()) {
+                break;
+            }
+            sound += batch.sizeInBytes();
+        }
+        ByteBuffer buffer = records.buffer();
+        buffer.limit(buffer.position() + sound);
+        return MemoryRecords.readableRecords(buffer.slice());
     }
 
     /** The record set without a partial batch at its end (a leader may cut one at the size limit). */
@@ -583,6 +613,10 @@ final class ReplicaFetcherThread extends Thread {
         if (e instanceof KafkaStorageException) {
             LOG.error("{}{}: the local log failed; no longer fetching it", prefix, s.tp(), e);
             partitions.remove(s.tp(), s);
+        } else if (e instanceof CorruptRecordException) {
+            LOG.error("{}{}: the leader served data that fails its CRC ({}); appended only the sound batches before it,"
+                    + " retrying in {} ms", prefix, s.tp(), e.getMessage(), CORRUPT_BACKOFF_MS);
+            s.retryAtMs = now + CORRUPT_BACKOFF_MS;
         } else {
             LOG.error("{}{}: error handling the partition; retrying in {} ms", prefix, s.tp(), config.fetchBackoffMs(), e);
             s.retryAtMs = now + config.fetchBackoffMs();

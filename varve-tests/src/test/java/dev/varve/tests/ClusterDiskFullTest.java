@@ -1,0 +1,164 @@
+package dev.varve.tests;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.clients.producer.RecordMetadata;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A full disk on the leader of a 3-process cluster. The partition directory of node 3 (the preferred
+ * leader of an RF=3, {@code min.insync.replicas=2} topic) is a 1 MiB tmpfs. An idempotent acks=all
+ * producer writes until node 3's disk is full: its append fails with KAFKA_STORAGE_ERROR, node 3 asks
+ * the controller to fence it, leadership moves to node 1 or 2, and the producer's retries succeed
+ * there — no send fails, no acknowledged record is lost or duplicated. Then the tmpfs grows (space
+ * returns) and node 3 is restarted: it rejoins the ISR with the leader's batches and, as preferred
+ * replica, leads again with every record. Skipped where tmpfs cannot be mounted.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class ClusterDiskFullTest {
+    private static final String TOPIC = "full";
+    private static final int VICTIM = 3;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void leadershipMovesAwayFromAFullDiskAndTheNodeRejoinsAfterSpaceReturns() throws Exception {
+        File mount = null;
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+            mount = dir.resolve("node-" + VICTIM).resolve("data").resolve(TOPIC + "-0").toFile();
+            Files.createDirectories(mount.toPath());
+            boolean mounted = run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.getAbsolutePath());
+            if (!mounted) {
+                mount = null;
+            }
+            Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here (needs root)");
+
+            admin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(VICTIM, 1, 2)))
+                    .configs(Map.of("min.insync.replicas", "2", "segment.bytes", "262144"))))
+                    .all().get(30, TimeUnit.SECONDS);
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+                TopicPartitionInfo p = TestCluster.describe(admin, TOPIC).get(0);
+                assertThat(p.isr()).hasSize(3);
+                assertThat(TestCluster.leaderId(p)).isEqualTo(VICTIM);
+            });
+
+            // About 1.6 MB of records: node 3's 1 MiB fills up about half-way.
+            List<String> acked = produce(cluster, 0, 400);
+            long movedAtNanos = System.nanoTime();
+            TopicPartitionInfo after = TestCluster.describe(admin, TOPIC).get(0);
+            assertThat(TestCluster.leaderId(after)).as("leadership moved off the full disk").isIn(1, 2);
+            assertThat(TestCluster.ids(after.isr())).doesNotContain(VICTIM).hasSize(2);
+            assertThat(cluster.node(VICTIM).alive()).as("the broker did not crash").isTrue();
+            assertThat(cluster.node(VICTIM).log()).contains("KAFKA_STORAGE_ERROR")
+                    .contains("asking the controller to fence broker 3");
+            assertThat(readAll(cluster)).as("every acknowledged record, once, in order").isEqualTo(acked);
+
+            // Space returns; node 3 is restarted (Kafka's rule too: a failed log directory stays offline until then).
+            assertThat(run("mount", "-o", "remount,size=64m", mount.getAbsolutePath())).isTrue();
+            assertThat(cluster.node(VICTIM).stop()).isZero();
+            cluster.node(VICTIM).start();
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+                    assertThat(TestCluster.ids(TestCluster.describe(admin, TOPIC).get(0).isr())).contains(VICTIM));
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0))).isEqualTo(VICTIM));
+            acked.addAll(produce(cluster, 400, 50));
+            assertThat(readAll(cluster)).as("every acknowledged record, read from node 3").isEqualTo(acked);
+            System.out.printf("ClusterDiskFullTest: %d records; rejoined %d ms after the move%n", acked.size(),
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - movedAtNanos));
+        } finally {
+            if (mount != null) {
+                run("umount", "-l", mount.getAbsolutePath());
+            }
+        }
+    }
+
+    private static boolean run(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            return p.waitFor(20, TimeUnit.SECONDS) && p.exitValue() == 0;
+        } catch (IOException e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Sends {@code count} records of about 4 KB (one at a time in flight per batch) and returns them once all are acknowledged. */
+    private static List<String> produce(TestCluster cluster, int from, int count) throws Exception {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+        cfg.put(ProducerConfig.ACKS_CONFIG, "all");
+        cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+        cfg.put(ProducerConfig.LINGER_MS_CONFIG, 5);
+        cfg.put(ProducerConfig.BATCH_SIZE_CONFIG, 16384);
+        cfg.put(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, 90_000);
+        cfg.put(ProducerConfig.RETRY_BACKOFF_MS_CONFIG, 200);
+        List<String> values = new ArrayList<>();
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer())) {
+            List<Future<RecordMetadata>> sends = new ArrayList<>();
+            for (int i = from; i < from + count; i++) {
+                String value = "v" + i + "-" + "z".repeat(4_000);
+                values.add(value);
+                sends.add(producer.send(new ProducerRecord<>(TOPIC, 0, "k" + i, value)));
+                if (i % 20 == 19) {
+                    Thread.sleep(20);
+                }
+            }
+            for (Future<RecordMetadata> f : sends) {
+                f.get(90, TimeUnit.SECONDS); // throws if any send failed
+            }
+        }
+        return values;
+    }
+
+    private static List<String> readAll(TestCluster cluster) {
+        Map<String, Object> cfg = new HashMap<>();
+        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+        List<String> read = new ArrayList<>();
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
+            TopicPartition tp = new TopicPartition(TOPIC, 0);
+            consumer.assign(List.of(tp));
+            consumer.seekToBeginning(List.of(tp));
+            long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (System.currentTimeMillis() < deadline && consumer.position(tp) < end) {
+                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
+                    assertThat(r.offset()).isEqualTo(read.size());
+                    read.add(r.value());
+                }
+            }
+        }
+        return read;
+    }
+}
