@@ -76,6 +76,7 @@ public final class Broker implements AutoCloseable {
     private final WheelTimer groupTimer;
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
+    private final RequestDispatcher dispatcher;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
         this.config = config;
@@ -174,6 +175,7 @@ public final class Broker implements AutoCloseable {
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);
+        this.dispatcher = dispatcher[0];
 
         AtomicInteger n = new AtomicInteger();
         this.requestThreads = Executors.newFixedThreadPool(config.numIoThreads(), r -> {
@@ -248,6 +250,11 @@ public final class Broker implements AutoCloseable {
     /** The cluster services, or null on a single node. */
     public dev.varve.broker.cluster.ClusterServices cluster() {
         return cluster;
+    }
+
+    /** The request decoder and router of the listeners (for tests that decode frames directly). */
+    RequestDispatcher dispatcher() {
+        return dispatcher;
     }
 
     public BrokerContext context() {

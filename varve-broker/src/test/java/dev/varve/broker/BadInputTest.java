@@ -275,4 +275,121 @@ class BadInputTest {
             }
         }
     }
+
+    // ---- regressions found by ProtocolFuzzProperties
+
+    @Test
+    void createTopicsRefusesMoreThanTenThousandNewPartitionsPerRequestWithoutCreatingAnything() throws IOException {
+        java.io.File[] dirsBefore = dir.listFiles();
+        for (boolean validateOnly : new boolean[]{true, false}) {
+            org.apache.kafka.common.message.CreateTopicsRequestData body = new org.apache.kafka.common.message.CreateTopicsRequestData()
+                    .setTimeoutMs(5000).setValidateOnly(validateOnly);
+            body.topics().add(new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic()
+                    .setName("huge").setNumPartitions(Integer.MAX_VALUE).setReplicationFactor((short) 1));
+            body.topics().add(new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic()
+                    .setName("t").setNumPartitions(Integer.MAX_VALUE).setReplicationFactor((short) 1));
+            short v = ApiKeys.CREATE_TOPICS.latestVersion();
+            try (Socket s = connect()) {
+                ByteBuffer resp = roundTrip(s, frame(new RequestHeader(ApiKeys.CREATE_TOPICS, v, "c", 8), body));
+                ResponseHeader.parse(resp, ApiKeys.CREATE_TOPICS.responseHeaderVersion(v));
+                var data = new org.apache.kafka.common.message.CreateTopicsResponseData(new ByteBufferAccessor(resp), v);
+                assertThat(Errors.forCode(data.topics().find("huge").errorCode())).isEqualTo(Errors.INVALID_PARTITIONS);
+                // the topic's own errors come first
+                assertThat(Errors.forCode(data.topics().find("t").errorCode())).isEqualTo(Errors.TOPIC_ALREADY_EXISTS);
+            }
+        }
+        // the budget is per request: 6,000 and 6,000 more partitions are too many together
+        org.apache.kafka.common.message.CreateTopicsRequestData body = new org.apache.kafka.common.message.CreateTopicsRequestData()
+                .setTimeoutMs(5000).setValidateOnly(true);
+        for (String name : new String[]{"a", "b"}) {
+            body.topics().add(new org.apache.kafka.common.message.CreateTopicsRequestData.CreatableTopic()
+                    .setName(name).setNumPartitions(6000).setReplicationFactor((short) 1));
+        }
+        short v = ApiKeys.CREATE_TOPICS.latestVersion();
+        try (Socket s = connect()) {
+            ByteBuffer resp = roundTrip(s, frame(new RequestHeader(ApiKeys.CREATE_TOPICS, v, "c", 9), body));
+            ResponseHeader.parse(resp, ApiKeys.CREATE_TOPICS.responseHeaderVersion(v));
+            var data = new org.apache.kafka.common.message.CreateTopicsResponseData(new ByteBufferAccessor(resp), v);
+            assertThat(Errors.forCode(data.topics().find("a").errorCode())).isEqualTo(Errors.NONE);
+            assertThat(Errors.forCode(data.topics().find("b").errorCode())).isEqualTo(Errors.INVALID_PARTITIONS);
+        }
+        assertThat(broker.context().topics().get("huge")).isEmpty();
+        assertThat(dir.listFiles()).hasSameSizeAs(dirsBefore);
+        assertStillServing();
+    }
+
+    private static byte[] produceFrame(String transactionalId, short acks, MemoryRecords records, int correlationId) {
+        ProduceRequestData body = new ProduceRequestData().setAcks(acks).setTimeoutMs(5000).setTransactionalId(transactionalId);
+        ProduceRequestData.TopicProduceData topic = new ProduceRequestData.TopicProduceData().setName("t");
+        topic.partitionData().add(new ProduceRequestData.PartitionProduceData().setIndex(0).setRecords(records));
+        body.topicData().add(topic);
+        return frame(new RequestHeader(ApiKeys.PRODUCE, (short) 11, "p", correlationId), body);
+    }
+
+    @Test
+    void aTransactionalProduceIsRefusedPerPartitionEvenWhenItsRecordsAreNull() throws IOException {
+        // before: the handler failed the whole request and building Kafka's error response threw a
+        // NullPointerException on the null records, which closed the connection
+        try (Socket s = connect()) {
+            ByteBuffer resp = roundTrip(s, produceFrame("tx", (short) 1, null, 4));
+            ResponseHeader.parse(resp, ApiKeys.PRODUCE.responseHeaderVersion((short) 11));
+            ProduceResponseData data = new ProduceResponseData(new ByteBufferAccessor(resp), (short) 11);
+            assertThat(Errors.forCode(data.responses().iterator().next().partitionResponses().get(0).errorCode()))
+                    .isEqualTo(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+            // the connection is still usable
+            RequestHeader h = new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "probe", 5);
+            assertThat(roundTrip(s, frame(h, new ApiVersionsRequestData().setClientSoftwareName("t")
+                    .setClientSoftwareVersion("1"))).getInt()).isEqualTo(5);
+        }
+    }
+
+    @Test
+    void anAcksZeroProduceThatFailsClosesTheConnectionAsKafkaDoes() throws IOException {
+        MemoryRecords ok = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("x".getBytes()));
+        try (Socket s = connect()) {
+            // succeeds: no response, the connection stays open and answers the next request
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.write(produceFrame(null, (short) 0, ok, 1));
+            RequestHeader h = new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "probe", 2);
+            assertThat(roundTrip(s, frame(h, new ApiVersionsRequestData().setClientSoftwareName("t")
+                    .setClientSoftwareVersion("1"))).getInt()).isEqualTo(2);
+        }
+        assertThat(broker.context().replicaManager().log(new org.apache.kafka.common.TopicPartition("t", 0)).logEndOffset())
+                .isEqualTo(1);
+        MemoryRecords corrupt = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("y".getBytes()));
+        corrupt.buffer().put(corrupt.buffer().limit() - 1, (byte) 0x55);
+        try (Socket s = connect()) {
+            // fails: no response can carry the error, so the connection is closed (the client then
+            // refreshes its metadata), rather than the error being lost
+            DataOutputStream out = new DataOutputStream(s.getOutputStream());
+            out.write(produceFrame(null, (short) 0, corrupt, 3));
+            out.flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        assertThat(broker.context().replicaManager().log(new org.apache.kafka.common.TopicPartition("t", 0)).logEndOffset())
+                .isEqualTo(1);
+        assertStillServing();
+    }
+
+    @Test
+    void metadataBeforeV12RefusesTopicIdsAndNullNamesInsteadOfFailingToWriteItsResponse() throws IOException {
+        Uuid id = broker.context().topics().get("t").orElseThrow().id();
+        org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic[] asked = {
+                new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic().setTopicId(id).setName(null),
+                new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic().setTopicId(id).setName("t")};
+        for (short v : new short[]{10, 11, 12}) {
+            for (var topic : asked) {
+                var body = new org.apache.kafka.common.message.MetadataRequestData().setAllowAutoTopicCreation(false);
+                body.topics().add(topic.duplicate());
+                // before: the v10-11 answer echoed the null name and could not be serialized, closing the connection
+                try (Socket s = connect()) {
+                    ByteBuffer resp = roundTrip(s, frame(new RequestHeader(ApiKeys.METADATA, v, "m", 12), body));
+                    ResponseHeader.parse(resp, ApiKeys.METADATA.responseHeaderVersion(v));
+                    var data = new org.apache.kafka.common.message.MetadataResponseData(new ByteBufferAccessor(resp), v);
+                    Errors error = Errors.forCode(data.topics().iterator().next().errorCode());
+                    assertThat(error).as("v%d %s", v, topic).isEqualTo(v < 12 ? Errors.INVALID_REQUEST : Errors.NONE);
+                }
+            }
+        }
+    }
 }

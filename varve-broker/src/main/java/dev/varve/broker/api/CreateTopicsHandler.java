@@ -28,6 +28,10 @@ import java.util.concurrent.CompletableFuture;
  * CreateTopics (validate-only too): checks name, partition count, replication factor (at most the
  * number of brokers: one, for now) and configs, then creates the topic and its partition logs.
  * Results carry the topic id, the partition count and (v5+) the effective configs.
+ *
+ * <p>One request creates at most {@link CreatePartitionsHandler#MAX_NEW_PARTITIONS_PER_REQUEST}
+ * partitions across its topics, so a bad partition count (up to 2^31-1) cannot have the broker create
+ * logs until its disk or file handles run out; topics past the limit get INVALID_PARTITIONS.
  */
 public final class CreateTopicsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -49,6 +53,7 @@ public final class CreateTopicsHandler extends AllVersionsHandler {
                 duplicates.add(t.name());
             }
         }
+        int budget = CreatePartitionsHandler.MAX_NEW_PARTITIONS_PER_REQUEST;
         for (CreateTopicsRequestData.CreatableTopic t : data.topics()) {
             CreateTopicsResponseData.CreatableTopicResult result = new CreateTopicsResponseData.CreatableTopicResult()
                     .setName(t.name()).setTopicId(Uuid.ZERO_UUID).setNumPartitions(-1).setReplicationFactor((short) -1);
@@ -56,15 +61,16 @@ public final class CreateTopicsHandler extends AllVersionsHandler {
                 result.setErrorCode(Errors.INVALID_REQUEST.code()).setErrorMessage("Create topics request from client "
                         + "contains multiple entries for the topic " + t.name());
             } else {
-                create(t, data.validateOnly(), result, req.version());
+                budget -= create(t, data.validateOnly(), result, req.version(), budget);
             }
             response.topics().add(result);
         }
         return CompletableFuture.completedFuture(new CreateTopicsResponse(response));
     }
 
-    private void create(CreateTopicsRequestData.CreatableTopic t, boolean validateOnly,
-                        CreateTopicsResponseData.CreatableTopicResult result, short version) {
+    /** Creates one topic (or checks that it could be); returns the number of partitions it takes from the budget. */
+    private int create(CreateTopicsRequestData.CreatableTopic t, boolean validateOnly,
+                       CreateTopicsResponseData.CreatableTopicResult result, short version, int budget) {
         try {
             if (!t.assignments().isEmpty()) {
                 throw new InvalidRequestException("manual replica assignments are not supported yet");
@@ -80,6 +86,12 @@ public final class CreateTopicsHandler extends AllVersionsHandler {
                 if (c.value() != null) {
                     configs.put(c.name(), c.value());
                 }
+            }
+            if (partitions > budget) {
+                broker.topics().validateCreate(t.name(), partitions, configs); // its errors come first
+                throw new org.apache.kafka.common.errors.InvalidPartitionsException("Cannot create " + partitions
+                        + " partitions: one request may create at most "
+                        + CreatePartitionsHandler.MAX_NEW_PARTITIONS_PER_REQUEST + " in total.");
             }
             TopicInfo created;
             if (validateOnly) {
@@ -101,9 +113,11 @@ public final class CreateTopicsHandler extends AllVersionsHandler {
                         .setName(k).setValue(String.valueOf(v)).setReadOnly(false)
                         .setConfigSource((byte) (configs.containsKey(k) ? 1 : 5)).setIsSensitive(false)));
             }
+            return Math.max(0, partitions);
         } catch (RuntimeException e) {
             ApiError error = ApiError.fromThrowable(e);
             result.setErrorCode(error.error().code()).setErrorMessage(error.message());
+            return 0;
         }
     }
 }

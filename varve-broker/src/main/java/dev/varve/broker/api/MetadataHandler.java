@@ -28,7 +28,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Metadata: this broker (the leader of every partition on a single node), the cluster id and the
- * topics asked for — all, by name, or by id (v10+) — with real topic ids. Unknown names are created
+ * topics asked for — all, by name, or by id (v12+; a v10-11 request naming a topic id, or no name,
+ * gets INVALID_REQUEST, as from Kafka) — with real topic ids. Unknown names are created
  * when both the request and {@code auto.create.topics.enable} allow it.
  */
 public final class MetadataHandler implements ApiHandler {
@@ -57,6 +58,20 @@ public final class MetadataHandler implements ApiHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         MetadataRequest req = (MetadataRequest) request;
         MetadataRequestData data = req.data();
+        if (data.topics() != null && req.version() < 12) {
+            // As Kafka: v10-11 carry a topic id field but lookups by id start at v12, and a v10-11
+            // response cannot hold the null name of a topic asked for by id (it failed to serialize).
+            for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
+                if (rt.name() == null) {
+                    throw new org.apache.kafka.common.errors.InvalidRequestException(
+                            "Topic name can not be null for version " + req.version());
+                }
+                if (rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId())) {
+                    throw new org.apache.kafka.common.errors.InvalidRequestException(
+                            "Topic IDs are not supported in requests for version " + req.version());
+                }
+            }
+        }
         MetadataResponseData response = new MetadataResponseData()
                 .setClusterId(broker.clusterId())
                 .setControllerId(broker.nodeId());

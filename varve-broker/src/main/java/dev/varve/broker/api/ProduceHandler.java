@@ -27,7 +27,9 @@ import java.util.concurrent.CompletableFuture;
  * after the leader's append; acks=-1 once every in-sync replica has the batches (at once on a single
  * node, whose append is committed), or with NOT_ENOUGH_REPLICAS_AFTER_APPEND / REQUEST_TIMED_OUT; acks=-1 to a
  * topic whose min.insync.replicas exceeds the single node's ISR of one gets NOT_ENOUGH_REPLICAS and
- * appends nothing, as with Kafka; acks=0 gets no response. Topics are named (v3-12) or identified (v13+).
+ * appends nothing, as with Kafka; acks=0 gets no response (when a partition fails, the connection is
+ * closed instead, as Kafka does). Each partition's record set must be exactly one v2 batch (Kafka's
+ * check, with Kafka's error codes) before the log validates it. Topics are named (v3-12) or identified (v13+).
  */
 public final class ProduceHandler extends AllVersionsHandler {
     private static final Logger LOG = LoggerFactory.getLogger(ProduceHandler.class);
@@ -46,10 +48,6 @@ public final class ProduceHandler extends AllVersionsHandler {
         short acks = req.acks();
         ProduceResponseData response = new ProduceResponseData();
         boolean validAcks = acks == 0 || acks == 1 || acks == -1;
-        if (req.transactionalId() != null) {
-            return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.TransactionalIdAuthorizationException(
-                    "transactions are not supported by this broker yet"));
-        }
         boolean clustered = broker.replicaManager().cluster() != null;
         java.util.List<CompletableFuture<?>> waits = new java.util.ArrayList<>();
         for (ProduceRequestData.TopicProduceData topic : req.data().topicData()) {
@@ -60,16 +58,24 @@ public final class ProduceHandler extends AllVersionsHandler {
                     .setName(topic.name())
                     .setTopicId(topic.topicId() == null ? Uuid.ZERO_UUID : topic.topicId());
             for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
+                org.apache.kafka.common.requests.ApiError invalidRecords;
                 ProduceResponseData.PartitionProduceResponse pr = new ProduceResponseData.PartitionProduceResponse()
                         .setIndex(partition.index())
                         .setBaseOffset(-1)
                         .setLogAppendTimeMs(-1)
                         .setLogStartOffset(-1);
-                if (!validAcks) {
+                if (req.transactionalId() != null) {
+                    // answered per partition, as Kafka's error response would be (that one cannot be built
+                    // for a partition whose records are null)
+                    pr.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())
+                            .setErrorMessage("transactions are not supported by this broker yet");
+                } else if (!validAcks) {
                     pr.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
                 } else if (info.isEmpty()) {
                     pr.setErrorCode((topic.name() == null || topic.name().isEmpty()
                             ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
+                } else if ((invalidRecords = invalidRecords(partition, req.version())) != null) {
+                    pr.setErrorCode(invalidRecords.error().code()).setErrorMessage(invalidRecords.message());
                 } else if (org.apache.kafka.common.internals.Topic.isInternal(info.get().name())) {
                     // only the group coordinator writes __consumer_offsets (its records are its state)
                     pr.setErrorCode(Errors.INVALID_TOPIC_EXCEPTION.code())
@@ -96,6 +102,16 @@ public final class ProduceHandler extends AllVersionsHandler {
             response.responses().add(topicResponse);
         }
         if (acks == 0) {
+            for (ProduceResponseData.TopicProduceResponse t : response.responses()) {
+                for (ProduceResponseData.PartitionProduceResponse p : t.partitionResponses()) {
+                    if (p.errorCode() != Errors.NONE.code()) {
+                        // No response carries the error: as in Kafka, the connection is closed instead,
+                        // so the client notices and refreshes its metadata.
+                        return CompletableFuture.failedFuture(new org.apache.kafka.common.KafkaException("acks=0 produce to "
+                                + t.name() + "-" + p.index() + " failed with " + Errors.forCode(p.errorCode())));
+                    }
+                }
+            }
             return CompletableFuture.completedFuture(null);
         }
         if (waits.isEmpty()) {
@@ -103,6 +119,25 @@ public final class ProduceHandler extends AllVersionsHandler {
         }
         return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new))
                 .thenApply(v -> new ProduceResponse(response));
+    }
+
+    /**
+     * Kafka's check of the record set's shape (its {@code ProduceRequest.validateRecords}, which Kafka's
+     * broker runs before appending): exactly one whole v2 batch, no ZSTD before v7. Null when it
+     * passes, so that the same input gets the same error code as from Kafka (INVALID_RECORD for an
+     * empty or truncated record set or for several batches, CORRUPT_MESSAGE for an impossible size or
+     * magic, UNSUPPORTED_COMPRESSION_TYPE).
+     */
+    private static org.apache.kafka.common.requests.ApiError invalidRecords(ProduceRequestData.PartitionProduceData partition,
+                                                                            short version) {
+        try {
+            ProduceRequest.validateRecords(version, partition.records());
+            return null;
+        } catch (org.apache.kafka.common.errors.ApiException e) {
+            return org.apache.kafka.common.requests.ApiError.fromThrowable(e);
+        } catch (RuntimeException e) { // e.g. an unknown compression id (before v7 the check reads it)
+            return new org.apache.kafka.common.requests.ApiError(Errors.INVALID_RECORD, "malformed record batch: " + e.getMessage());
+        }
     }
 
     /** The topic's min.insync.replicas: its override, else the broker's default. */

@@ -61,13 +61,20 @@ public final class RequestDispatcher {
     public record Connection(String id, InetSocketAddress remote, ListenerName listener) {
     }
 
+    /** A frame decoded for its handler. */
+    public record Parsed(RequestContext context, AbstractRequest request, ApiHandler handler) {
+    }
+
     /**
-     * Handles one frame (the bytes after the size prefix).
+     * Decodes one frame (the bytes after the size prefix) without handling it: the header, the API
+     * and version checks, then the body with Kafka's generated classes, which check every length and
+     * count against the bytes present before allocating. Public so that tests can measure what
+     * decoding a hostile frame costs; {@link #handle} is the only production caller.
      *
-     * @return the response to send, or a future of null when none is due
-     * @throws InvalidRequestException when the connection must be closed
+     * @throws InvalidRequestException when the frame is not a request this broker serves (the
+     *                                 connection must be closed)
      */
-    public CompletableFuture<Send> handle(Connection connection, ByteBuffer frame) {
+    public Parsed parse(Connection connection, ByteBuffer frame) {
         RequestHeader header;
         try {
             header = RequestHeader.parse(frame);
@@ -94,7 +101,22 @@ public final class RequestDispatcher {
         } catch (RuntimeException e) {
             throw new InvalidRequestException("cannot parse " + key + " v" + version + ": " + e.getMessage(), e);
         }
-        AbstractRequest request = parsed.request;
+        return new Parsed(context, parsed.request, handler);
+    }
+
+    /**
+     * Handles one frame (the bytes after the size prefix).
+     *
+     * @return the response to send, or a future of null when none is due, or a failed future when
+     *         the connection must be closed (a request that failed and gets no response: acks=0)
+     * @throws InvalidRequestException when the connection must be closed
+     */
+    public CompletableFuture<Send> handle(Connection connection, ByteBuffer frame) {
+        Parsed parsed = parse(connection, frame);
+        RequestContext context = parsed.context();
+        AbstractRequest request = parsed.request();
+        ApiHandler handler = parsed.handler();
+        ApiKeys key = context.header.apiKey();
         CompletableFuture<AbstractResponse> response;
         try {
             response = handler.handle(context, request);
@@ -105,8 +127,15 @@ public final class RequestDispatcher {
             if (error != null) {
                 Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                         ? error.getCause() : error;
+                AbstractResponse errorResponse = request.getErrorResponse(cause);
+                if (errorResponse == null) {
+                    // no response is due (a produce with acks=0): as in Kafka, closing the connection is
+                    // how the client learns that something failed (it then refreshes its metadata)
+                    throw new InvalidRequestException(key + " failed and has no response to carry the error ("
+                            + cause + "): closing the connection");
+                }
                 LOG.warn("{} request from {} failed", key, connection.id(), cause);
-                return context.buildResponseSend(request.getErrorResponse(cause));
+                return context.buildResponseSend(errorResponse);
             }
             return resp == null ? null : context.buildResponseSend(resp);
         });
