@@ -63,7 +63,13 @@ public final class ChaosRunner {
         /** Cut a node off from the metadata quorum only (its Raft port); brokers still replicate to and from it. */
         BROKER_FROM_CONTROLLERS(true),
         /** Slow a node's links to the others to 200 kbit/s for 5-10 s. */
-        SLOW_LINKS(true);
+        SLOW_LINKS(true),
+        /**
+         * Fill a node's log directory (a tmpfs of its own) to the last byte for 3-6 s: its writes fail,
+         * it asks to be fenced; then free the space and restart it (a failed log directory stays
+         * offline until restart, as in Kafka).
+         */
+        DISK_FULL(true);
 
         final boolean needsNetwork;
 
@@ -76,7 +82,7 @@ public final class ChaosRunner {
     public record Settings(long durationMs, long seed, int partitions, int producers, int consumers,
                            long faultEveryMinMs, long faultEveryMaxMs, int sendsPerSecondPerProducer,
                            List<Fault> faults) {
-        /** Every fault this machine can inject (the network faults need {@link VirtualNetwork#available()}). */
+        /** Every fault this machine can inject (the network and disk faults need root: {@link VirtualNetwork#available()}). */
         public static Settings ci(long durationMs, long seed) {
             boolean network = VirtualNetwork.available();
             List<Fault> faults = java.util.Arrays.stream(Fault.values()).filter(f -> network || !f.needsNetwork).toList();
@@ -96,6 +102,10 @@ public final class ChaosRunner {
         boolean network() {
             return faults.stream().anyMatch(f -> f.needsNetwork);
         }
+
+        boolean diskFull() {
+            return faults.contains(Fault.DISK_FULL);
+        }
     }
 
     /** What a run did: the checker's report, plus the faults injected. */
@@ -114,7 +124,8 @@ public final class ChaosRunner {
     }
 
     public Result run(Path dir) throws Exception {
-        try (VirtualNetwork network = settings.network() ? VirtualNetwork.create(3) : null;
+        try (SmallDisks disks = settings.diskFull() ? SmallDisks.mount(dir, 3) : null;
+             VirtualNetwork network = settings.network() ? VirtualNetwork.create(3) : null;
              TestCluster cluster = TestCluster.start(dir, 3, 0, Map.of(), network);
              Admin admin = cluster.admin()) {
             this.network = network;
@@ -307,6 +318,15 @@ public final class ChaosRunner {
                     }
                 }
             }, 3_000 + random.nextInt(5_000));
+            case DISK_FULL -> {
+                note("fill node " + node.id + "'s log directory");
+                Path filler = SmallDisks.fill(node.dataDir());
+                Thread.sleep(3_000 + random.nextInt(3_000));
+                note("free the space and restart node " + node.id);
+                java.nio.file.Files.delete(filler);
+                node.stop();
+                node.start();
+            }
             case SLOW_LINKS -> partitioned("slow node " + node.id + "'s links to 200 kbit/s", () -> {
                 for (TestCluster.Node other : cluster.nodes()) {
                     if (other.id != node.id) {
