@@ -26,7 +26,8 @@ import java.util.List;
  *                         last member fails, that member stays so it can lead again when it returns
  * @param elr              eligible leader replicas (KIP-966): removed from the ISR while it was below
  *                         {@code min.insync.replicas}, so they hold every record acknowledged to {@code acks=all}
- * @param lastKnownElr     last ISR/ELR members that came back after an unclean shutdown (see {@link LeaderElection})
+ * @param lastKnownElr     last ISR/ELR members that came back after an unclean shutdown, leaving an ISR below
+ *                         {@code min.insync.replicas}; cleared when the ISR is back at it (see {@link LeaderElection})
  * @param leader           broker id, or {@link MetadataRecord#NO_LEADER}
  * @param leaderEpoch      bumped by every leader change (including to and from no leader), and when a
  *                         reassignment drops replicas

@@ -67,14 +67,17 @@ final class PartitionUpdate {
     /** Sets the ISR (AlterPartition, or a shrink): ELR and last-known ELR follow the KIP-966 rules. */
     PartitionUpdate setIsr(List<Integer> newIsr) {
         elr = LeaderElection.elrAfterIsrChange(replicas, isr, newIsr, elr, minIsr);
-        lastKnownElr = minus(lastKnownElr, newIsr, elr);
+        // Back at min.insync.replicas, records are acknowledged without the last-known ELR: they are no
+        // longer candidates (Kafka clears it with the ELR).
+        lastKnownElr = newIsr.size() >= minIsr ? List.of() : minus(lastKnownElr, newIsr, elr);
         isr = List.copyOf(newIsr);
         return this;
     }
 
     /**
      * {@code broker} came back after an unclean shutdown: its log may miss records it acknowledged, so
-     * it leaves the ISR (even as the last member) and the ELR, and is remembered in the last-known ELR.
+     * it leaves the ISR (even as the last member) and the ELR, and is remembered in the last-known ELR
+     * if the ISR left behind is below {@code min.insync.replicas}.
      * Call {@link #electLeader()} afterwards.
      */
     PartitionUpdate uncleanRestart(int broker) {
@@ -84,7 +87,10 @@ final class PartitionUpdate {
         }
         isr = without(isr, broker);
         elr = without(elr, broker);
-        if (!lastKnownElr.contains(broker)) {
+        // A candidate only while the ISR left behind is below min.insync.replicas: its HW is frozen then, so
+        // nothing is acknowledged without this broker. An ISR at min.insync.replicas carries on committing
+        // without it, and electing it later would lose those records.
+        if (isr.size() < minIsr && !lastKnownElr.contains(broker)) {
             List<Integer> l = new ArrayList<>(lastKnownElr);
             l.add(broker);
             lastKnownElr = inReplicaOrder(l);

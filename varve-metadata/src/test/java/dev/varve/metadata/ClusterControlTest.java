@@ -112,6 +112,47 @@ class ClusterControlTest {
         assertThat(p.lastKnownElr()).isEmpty();
     }
 
+    /**
+     * Found by the replication simulation (varve-broker ReplicationSimulation, min.insync.replicas=1,
+     * kills only): a follower that restarts uncleanly while the ISR stays at min.insync.replicas must not
+     * become a last-known-ELR candidate, or it is elected later although the ISR committed (and
+     * acknowledged) records without it.
+     */
+    @Test
+    void anUncleanRestartWhileTheIsrCarriesOnDoesNotMakeAStaleReplicaElectable() {
+        c.withBrokers(3, 0);
+        c.createTopic("t", 1, 3);
+        TopicImage t = c.image.topic("t").orElseThrow();
+        PartitionState p = t.partition(0);
+        int leader = p.leader();
+        List<Integer> others = p.replicas().stream().filter(r -> r != leader).toList();
+        int stale = others.get(0);
+        int outOfSync = others.get(1);
+        c.commit(c.controller.alterPartition(c.image, new PartitionControl.AlterPartitionRequest(leader, c.epochs.get(leader),
+                t.id(), 0, p.leaderEpoch(), p.partitionEpoch(), List.of(leader, stale))));
+        // 'stale' restarts after an unclean shutdown before its old session was fenced
+        c.advance(SESSION_MS + 1);
+        c.heartbeat(leader);
+        c.heartbeat(outOfSync);
+        c.register(stale, null, false);
+        c.heartbeat(stale);
+        p = c.image.topic("t").orElseThrow().partition(0);
+        assertThat(p.isr()).containsExactly(leader);
+        assertThat(p.lastKnownElr()).as("the ISR is still at min.insync.replicas").isEmpty();
+        // the leader carries on alone (min.insync.replicas=1), then restarts after an unclean shutdown too
+        c.advance(SESSION_MS + 1);
+        c.heartbeat(stale);
+        c.heartbeat(outOfSync);
+        c.register(leader, null, false);
+        p = c.image.topic("t").orElseThrow().partition(0);
+        assertThat(p.leader()).as("the stale replica is not elected").isEqualTo(-1);
+        assertThat(p.lastKnownElr()).containsExactly(leader);
+        c.heartbeat(leader);
+        p = c.image.topic("t").orElseThrow().partition(0);
+        assertThat(p.leader()).isEqualTo(leader);
+        c.checkReplay();
+    }
+
     @Test
     void uncleanRestartOfTheSoleSurvivorWaitsForAnElrMember() {
         c.commit(c.controller.alterConfigs(c.image, Map.of(MetadataImage.CLUSTER_DEFAULTS,

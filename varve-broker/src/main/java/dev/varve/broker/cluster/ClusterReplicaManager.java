@@ -564,9 +564,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                     LeaderAndIsr committed = new LeaderAndIsr(answer.leaderId(), answer.leaderEpoch(), answer.partitionEpoch(),
                             p.leader.replicas(), isr);
                     p.leader.onIsrCommitted(proposal, committed, time.milliseconds());
-                    if (answer.partitionEpoch() > p.partitionEpoch && answer.leaderEpoch() == p.leaderEpoch) {
-                        p.partitionEpoch = answer.partitionEpoch();
-                    }
+                    // Follow the leader state, not the answer: it ignores the answer to a proposal it no longer
+                    // has in flight, and must then get this partition epoch from the metadata image (apply()
+                    // only passes it on when it is newer than p.partitionEpoch).
+                    p.partitionEpoch = Math.max(p.partitionEpoch, p.leader.partitionEpoch());
                     after = updateHighWatermark(p);
                     LOG.info("ISR of {} is now {} (partition epoch {})", p.tp, isr, answer.partitionEpoch());
                 } catch (IllegalArgumentException e) {

@@ -19,7 +19,7 @@
  * may go down once after a leader change (a new leader starts from the HW it knew), as in Kafka.
  *
  * <p>The seeded simulation in the tests ({@code ReplicationSimulation}) runs these pieces over three
- * replicas with crashes, leader changes and a controller, and checks the safety invariants after every
- * step.
+ * brokers with the real controller decisions, a lossy network and crashing disks, and checks the
+ * safety invariants after every event.
  */
 package dev.varve.broker.replication;

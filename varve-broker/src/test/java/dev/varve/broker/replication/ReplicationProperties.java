@@ -2,30 +2,35 @@ package dev.varve.broker.replication;
 
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
-import net.jqwik.api.constraints.IntRange;
-
-import static org.assertj.core.api.Assertions.assertThat;
+import net.jqwik.api.ShrinkingMode;
 
 /**
- * Seeded simulations of the replication core over three replicas ({@link ReplicationSimulation}):
- * random interleavings of produces, fetches, truncation rounds, ISR changes through a controller,
- * late metadata, crashes that lose unflushed tails, restarts and leader changes, with the safety
- * invariants checked after every step and convergence checked at the end.
+ * Seeded simulations of replication and controller decisions ({@link ReplicationSimulation}): random
+ * histories of produces, fetches, ISR changes, fencing, elections, lost and reordered messages, network
+ * partitions, crashes, power failures with torn batches and clean shutdowns, with the safety invariants
+ * checked after every event and convergence checked after healing. One property per
+ * {@code min.insync.replicas}, 3,000 seeds in all, {@value #EVENTS} events each (about a minute on two
+ * busy cores).
  *
- * <p>The jqwik seed is fixed, so every run explores the same histories; a failure prints the
- * simulation seed, which replays with {@code new ReplicationSimulation(seed, options)}.
+ * <p>The jqwik seeds are fixed, so every run explores the same histories. A failure names the
+ * simulation seed and the command that replays it ({@link ReplicationReplay}); shrinking is off (a
+ * "smaller" seed is just another history).
  */
 class ReplicationProperties {
+    static final int EVENTS = 3_000;
 
-    @Property(tries = 300, seed = "7301")
-    void safetyInvariantsHoldAndReplicasConverge(@ForAll long seed, @ForAll @IntRange(min = 1, max = 3) int minIsr) {
-        ReplicationSimulation sim = new ReplicationSimulation(seed, ReplicationSimulation.Options.defaults(minIsr));
-        try {
-            sim.run(400);
-            sim.heal(200);
-        } catch (AssertionError e) {
-            throw new AssertionError("simulation seed " + seed + ", minIsr " + minIsr + ": " + e.getMessage(), e);
-        }
-        assertThat(sim.committed.size()).isGreaterThanOrEqualTo(sim.acked.size());
+    @Property(tries = 600, seed = "7301", shrinking = ShrinkingMode.OFF)
+    void minIsr1(@ForAll long seed) {
+        ReplicationSimulation.runAndHeal(seed, ReplicationSimulation.Options.defaults(1).withEvents(EVENTS));
+    }
+
+    @Property(tries = 1500, seed = "7302", shrinking = ShrinkingMode.OFF)
+    void minIsr2(@ForAll long seed) {
+        ReplicationSimulation.runAndHeal(seed, ReplicationSimulation.Options.defaults(2).withEvents(EVENTS));
+    }
+
+    @Property(tries = 900, seed = "7303", shrinking = ShrinkingMode.OFF)
+    void minIsr3(@ForAll long seed) {
+        ReplicationSimulation.runAndHeal(seed, ReplicationSimulation.Options.defaults(3).withEvents(EVENTS));
     }
 }

@@ -1,63 +1,126 @@
 package dev.varve.broker.replication;
 
-import dev.varve.storage.EpochEntry;
-import dev.varve.storage.LeaderEpochCache.EpochEndOffset;
-import org.apache.kafka.common.errors.OffsetOutOfRangeException;
-import org.apache.kafka.common.protocol.Errors;
+import dev.varve.metadata.PartitionState;
 
 import java.util.ArrayList;
-import java.util.IdentityHashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.OptionalInt;
 import java.util.Random;
-import java.util.Set;
-import java.util.TreeSet;
+import java.util.function.Consumer;
 
 /**
- * A deterministic, seeded model of one partition replicated over three brokers and a controller,
- * driving the pure replication core ({@link LeaderState}, {@link EpochEndOffsets},
- * {@link FollowerTruncation}, {@link EpochFencing}) with in-memory logs of {@code (offset, epoch, value)}.
+ * A deterministic, seeded simulation of one partition replicated over three brokers and a controller:
+ * the real replication core ({@link LeaderState}, {@link EpochEndOffsets}, {@link FollowerTruncation},
+ * {@link EpochFencing}) in {@link SimBroker}s, and the real controller decisions
+ * ({@code ControllerLogic} from varve-metadata) in a {@link SimController}, exchanging messages (fetches,
+ * AlterPartition, registrations, heartbeats, metadata images) over a {@link SimNetwork}. One
+ * {@link Random} and one event queue ordered by simulated time drive everything, so a seed replays
+ * exactly ({@link #traceHash()} compares two runs).
  *
- * <p>Events, chosen by a seeded {@link Random}: acks=all produce to whoever believes it leads (stale
- * leaders included), follower fetches (with the fetch-time diverging-epoch check) and
- * OffsetForLeaderEpoch rounds, ISR shrink checks, AlterPartition requests and answers travelling
- * separately (and sometimes failing transiently), metadata reaching each broker late, flushes, clock
- * ticks, crashes (a lossy one loses the unflushed tail, as a power failure does), restarts with a new
- * broker epoch, and controlled leader moves. The controller elects only live ISR members and bumps the
- * leader epoch and partition epoch on every change, as KRaft does.
- *
- * <p>Model assumptions (what the protocol does not promise to survive, written down):
+ * <h2>What happens</h2>
  * <ul>
- *   <li>a lossy crash never takes the last live member of the controller's ISR (durability without
- *       fsync rests on some in-sync copy surviving);</li>
- *   <li>a replica restarting after a lossy crash is removed from the ISR by the controller when it
- *       registers again (KRaft fences a broker that lost its session; KIP-966 treats an unclean
- *       shutdown the same way); one that crashed without loss keeps its ISR membership.</li>
+ *   <li>clients produce {@code acks=all} batches of 1-3 records to any broker that believes it leads
+ *       (stale leaders included); a produce is acknowledged when {@link LeaderState#ackStatus} says DONE;</li>
+ *   <li>network: messages dropped ({@link Options#dropRate}, sometimes 20% for a while), delayed 1-8 ms
+ *       and sometimes up to ten times more (reordered); links cut for a while (one broker pair, a broker
+ *       and the controller, or a broker from everyone) or slow for a while (a follower falls behind);</li>
+ *   <li>brokers: killed ({@code kill -9}: the page cache survives), power failures (unflushed writes lost,
+ *       the last batch possibly torn: {@link SimLog}), controlled shutdowns; each restarts after a while
+ *       and registers again (the controller sees an unclean restart unless the shutdown was clean);</li>
+ *   <li>controller: session expiry fences silent brokers (leaderships move, ISRs shrink), heartbeats
+ *       unfence them, AlterPartition, preferred-leader elections; the ISR, ELR (KIP-966) and elections
+ *       are the real code's.</li>
  * </ul>
  *
- * <p>Invariants, checked after every step ({@link #checkInvariants()}): the HW of a leader instance
- * never decreases; the committed log (everything any leader's HW ever passed) is never rewritten;
- * every live replica agrees with it below its own HW; every live member of the controller's ISR holds
- * all of it; every acknowledged acks=all record stays at its offset in the committed log and in the
- * current leader's log. {@link #heal(int)} then repairs everything and checks that the replicas
- * converge (a liveness check: no livelock in truncation or ISR expansion).
+ * <h2>Invariants, checked after every event ({@link SimInvariants})</h2>
+ * <ol>
+ *   <li>at most one leader per leader epoch: in the controller's images, among the brokers that ever
+ *       led, and in the data (two replicas never hold different records with the same offset and epoch);
+ *       one state per partition epoch; controller epochs never go back;</li>
+ *   <li>the HW never moves backwards: a leader's, and a follower's within one leader epoch;</li>
+ *   <li>the committed log (every record some leader's HW passed) is never rewritten, every replica agrees
+ *       with it below its own HW, and every live ISR member (as the controller sees it, registered since its
+ *       last restart) holds all of it;</li>
+ *   <li>every acknowledged {@code acks=all} record stays in the committed log, on every live ELR member, and,
+ *       after {@link #heal}, on every replica;</li>
+ *   <li>after {@link #heal} (network repaired, everyone restarted, no more faults) the replicas converge:
+ *       one leader, ISR of all three, equal logs, HW at the log end (no livelock).</li>
+ * </ol>
+ *
+ * <h2>Model assumptions (what the protocol does not promise to survive, written down)</h2>
+ * <ul>
+ *   <li>Durability without fsync rests on copies: a power failure (losing unflushed data) is injected only
+ *       with {@code min.insync.replicas >= 2} and only when no other broker is down or back after an
+ *       unclean crash without having rejoined the ISR; and while a broker that lost data has not rejoined
+ *       the ISR, no other broker crashes uncleanly (a clean shutdown is fine). The controller cannot tell
+ *       {@code kill -9} from a power failure, so two overlapping unclean crashes may elect the one that lost
+ *       data (KIP-966's last-known-ELR rule) and {@code min.insync.replicas=1} never promises to survive
+ *       the loss of the one in-sync copy. With {@code min.insync.replicas=1}, crashes are kills only.</li>
+ *   <li>The controller is one node that commits at once and never fails over (the Raft quorum is tested
+ *       elsewhere); its images reach brokers late, out of order or never, but it re-publishes periodically.</li>
+ *   <li>The client is not modelled beyond acks: retries, idempotence and producer fencing are not; a produce
+ *       counts as acknowledged when the leader decides so (the answer itself may be lost).</li>
+ *   <li>Logs are in memory (SimLog mirrors PartitionLog's truncation and recovery rules); retention,
+ *       log start offsets, segments and reassignments are not modelled.</li>
+ * </ul>
  */
 final class ReplicationSimulation {
     static final int REPLICA_COUNT = 3;
+    private static final long START_MS = 1_000;
+    private static final long CONTROLLER_TICK_MS = 25;
+    private static final long PUBLISH_INTERVAL_MS = 100;
+    private static final long PURGATORY_TIMEOUT_MS = 2_000;
 
     /** How a replica that becomes a follower truncates: the real thing, or the pre-KIP-101 rule (a mutant). */
     enum TruncationPolicy { LEADER_EPOCH, HIGH_WATERMARK }
 
-    record Options(int minInsyncReplicas, long replicaLagTimeMaxMs, TruncationPolicy policy, int maxFetchRecords) {
+    /**
+     * @param minInsyncReplicas    the topic's min.insync.replicas (1-3)
+     * @param replicaLagTimeMaxMs  replica.lag.time.max.ms
+     * @param policy               follower truncation (HIGH_WATERMARK is a mutant)
+     * @param maxFetchBatches      batches per fetch answer, at most
+     * @param hwIgnoresIsr         mutant: a leader's HW is its log end, whatever the followers have
+     * @param uncleanElection      mutant: unclean.leader.election.enable=true on the topic (elections ignore the ISR)
+     * @param events               events before {@link #heal}
+     * @param dropRate             chance that a message is lost
+     * @param flushIntervalMs      a broker flushes every 1..flushIntervalMs
+     * @param brokerSessionTimeoutMs broker.session.timeout.ms
+     * @param faultIntervalMs      mean time between faults (crashes, partitions, shutdowns, elections), times
+     *                             1, 2, 4 or 8 as the seed decides
+     */
+    record Options(int minInsyncReplicas, long replicaLagTimeMaxMs, TruncationPolicy policy, int maxFetchBatches,
+                   boolean hwIgnoresIsr, boolean uncleanElection, int events, double dropRate, int flushIntervalMs,
+                   long brokerSessionTimeoutMs, int faultIntervalMs) {
         static Options defaults(int minIsr) {
-            return new Options(minIsr, 100, TruncationPolicy.LEADER_EPOCH, 3);
+            return new Options(minIsr, 100, TruncationPolicy.LEADER_EPOCH, 10, false, false, 3_000, 0.02, 60, 250, 60);
         }
-    }
 
-    record Rec(long offset, int epoch, long value) {
+        Options withPolicy(TruncationPolicy p) {
+            return new Options(minInsyncReplicas, replicaLagTimeMaxMs, p, maxFetchBatches, hwIgnoresIsr, uncleanElection, events,
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs);
+        }
+
+        Options withHwIgnoringIsr() {
+            return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, true, uncleanElection, events,
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs);
+        }
+
+        Options withUncleanElection() {
+            return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, true, events,
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs);
+        }
+
+        Options withEvents(int n) {
+            return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, uncleanElection, n,
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs);
+        }
+
+        /** The system properties that replay these options ({@link ReplicationReplay}). */
+        String asProperties() {
+            return "-Dvarve.sim.minIsr=" + minInsyncReplicas + " -Dvarve.sim.events=" + events
+                    + (policy != TruncationPolicy.LEADER_EPOCH ? " -Dvarve.sim.policy=" + policy : "")
+                    + (hwIgnoresIsr ? " -Dvarve.sim.hwIgnoresIsr=true" : "")
+                    + (uncleanElection ? " -Dvarve.sim.unclean=true" : "");
+        }
     }
 
     static final class InvariantViolation extends AssertionError {
@@ -66,618 +129,328 @@ final class ReplicationSimulation {
         }
     }
 
-    final class Replica {
-        final int id;
-        boolean up = true;
-        boolean lostDataInCrash;
-        long brokerEpoch = 1;
-        final List<Rec> log = new ArrayList<>();
-        final List<EpochEntry> epochs = new ArrayList<>();
-        long highWatermark;
-        long flushedOffset;
-        int knownLeaderEpoch = -1;
-        int knownPartitionEpoch = -1;
-        int knownLeader = -1;
-        LeaderState leader;
-        boolean needsTruncation;
-
-        Replica(int id) {
-            this.id = id;
-        }
-
-        long leo() {
-            return log.size();
-        }
-
-        int latestEpochOrUndefined() {
-            return epochs.isEmpty() ? EpochEndOffsets.UNDEFINED_EPOCH : epochs.get(epochs.size() - 1).epoch();
-        }
-
-        /** LeaderEpochCache.assign. */
-        void assignEpoch(int epoch, long startOffset) {
-            if (!epochs.isEmpty() && epoch <= epochs.get(epochs.size() - 1).epoch()) {
-                return;
-            }
-            epochs.removeIf(e -> e.startOffset() >= startOffset);
-            epochs.add(new EpochEntry(epoch, startOffset));
-        }
-
-        void append(Rec rec) {
-            if (rec.offset() != leo()) {
-                throw new InvariantViolation("replica " + id + " appends offset " + rec.offset() + " at log end " + leo());
-            }
-            log.add(rec);
-            assignEpoch(rec.epoch(), rec.offset());
-        }
-
-        /**
-         * Truncation to {@code offset}. Unlike the current PartitionLog.truncateTo, the epoch cache is cut
-         * at the offset even when the log is not (Kafka's UnifiedLog.truncateTo does this): otherwise a
-         * replica that led an epoch without appending anything keeps an entry at its log end that no
-         * leader has, its fetches keep "diverging" at that epoch and each truncation is a no-op. With the
-         * storage behaviour mirrored here, {@link #heal} fails to converge (seen with seed 1, minIsr 3).
-         */
-        void truncateTo(long offset) {
-            if (offset < leo()) {
-                log.subList((int) offset, log.size()).clear();
-            }
-            epochs.removeIf(e -> e.startOffset() >= offset);
-            highWatermark = Math.min(highWatermark, leo());
-            flushedOffset = Math.min(flushedOffset, leo());
-        }
-
-        @Override
-        public String toString() {
-            return "r" + id + (up ? "" : "(down)") + " leo=" + leo() + " hw=" + highWatermark + " epochs=" + epochs
-                    + " knows=" + knownLeader + "@" + knownLeaderEpoch + (leader != null ? " LEADER " + leader : "")
-                    + (needsTruncation ? " needsTruncation" : "");
-        }
+    /** An acks=all produce waiting for the HW: the leader instance it went to and its records. */
+    record PendingAck(SimBroker broker, LeaderState leader, List<SimLog.Rec> records, long deadlineMs) {
     }
 
-    /** The controller's committed partition state. leader is -1 while the partition is offline. */
-    final class Controller {
-        int leader = 0;
-        int leaderEpoch = 0;
-        int partitionEpoch = 0;
-        Set<Integer> isr = new TreeSet<>(List.of(0, 1, 2));
-
-        LeaderAndIsr state() {
-            return new LeaderAndIsr(leader, leaderEpoch, partitionEpoch, REPLICA_IDS, isr);
-        }
-
-        void changeLeader(int newLeader, Set<Integer> newIsr) {
-            leader = newLeader;
-            isr = new TreeSet<>(newIsr);
-            leaderEpoch++;
-            partitionEpoch++;
-            log("controller: leader " + leader + " epoch " + leaderEpoch + " isr " + isr);
-        }
-
-        /** The leader is gone: elect a live ISR member, or go offline keeping the ISR (no unclean election). */
-        void electWithout(int goneLeader) {
-            List<Integer> candidates = new ArrayList<>();
-            for (int r : isr) {
-                if (r != goneLeader && replicas.get(r).up) {
-                    candidates.add(r);
-                }
-            }
-            if (candidates.isEmpty()) {
-                changeLeader(-1, isr);
-            } else {
-                Set<Integer> newIsr = new TreeSet<>(isr);
-                newIsr.remove(goneLeader);
-                changeLeader(candidates.get(random.nextInt(candidates.size())), newIsr);
-            }
-        }
-
-        Object handle(IsrChangeProposal p) {
-            if (random.nextInt(10) == 0) {
-                return Errors.REQUEST_TIMED_OUT;
-            }
-            if (p.leaderEpoch() != leaderEpoch || p.leaderId() != leader) {
-                return Errors.FENCED_LEADER_EPOCH;
-            }
-            if (p.partitionEpoch() != partitionEpoch) {
-                return Errors.INVALID_UPDATE_VERSION;
-            }
-            for (IsrChangeProposal.IsrMember m : p.newIsr()) {
-                Replica r = replicas.get(m.brokerId());
-                boolean added = !isr.contains(m.brokerId());
-                if ((m.brokerEpoch() != -1 && m.brokerEpoch() != r.brokerEpoch) || (added && !r.up)) {
-                    return Errors.INELIGIBLE_REPLICA;
-                }
-            }
-            isr = new TreeSet<>(p.newIsrIds());
-            partitionEpoch++;
-            if (p.kind() == IsrChangeProposal.Kind.SHRINK) {
-                isrShrinks++;
-            } else {
-                isrExpansions++;
-            }
-            log("controller: AlterPartition " + p.kind() + " -> isr " + isr + " partitionEpoch " + partitionEpoch);
-            return state();
-        }
-    }
-
-    record AlterPartitionMessage(int leaderId, LeaderState sender, IsrChangeProposal proposal, Object answer) {
-    }
-
-    record PendingAck(int leaderId, LeaderState leaderState, long offset, long value) {
-    }
-
-    static final List<Integer> REPLICA_IDS = List.of(0, 1, 2);
-
+    final long seed;
+    final Options options;
     private final Random random;
-    private final Options options;
-    private final StringBuilder trace = new StringBuilder();
-    final List<Replica> replicas = new ArrayList<>();
-    final Controller controller = new Controller();
-    long nowMs = 1_000;
-    private long nextValue = 1;
-    private final List<AlterPartitionMessage> toController = new ArrayList<>();
-    private final List<AlterPartitionMessage> toLeaders = new ArrayList<>();
+    private final SimTrace traceLog;
+    final SimNetwork net;
+    final SimController controller;
+    final List<SimBroker> brokers = new ArrayList<>();
+    final SimInvariants invariants;
     private final List<PendingAck> pendingAcks = new ArrayList<>();
-    /** Every record any leader's high watermark ever passed, by offset. */
-    final List<Rec> committed = new ArrayList<>();
-    /** Acknowledged acks=all records: offset to value. */
-    final Map<Long, Long> acked = new LinkedHashMap<>();
-    private final Map<LeaderState, Long> lastHighWatermark = new IdentityHashMap<>();
-    int steps;
+    private long nextValue = 1;
+    private boolean faultsOn = true;
+    private boolean producing = true;
+    private int faultMeanMs;
+    long events;
+
+    // statistics, for the tests that check the simulation really exercises things
     int leaderChanges;
-    int isrShrinks;
-    int isrExpansions;
     int truncationsBelowHighWatermark;
+    int tornBatches;
+    int unflushedLosses;
+    int powerFailures;
+    int kills;
+    int cleanShutdowns;
+    int linkCuts;
+    int produced;
 
     ReplicationSimulation(long seed, Options options) {
-        this.random = new Random(seed);
+        this(seed, options, null);
+    }
+
+    /** {@code sink} receives every trace line (a replay prints them), or null. */
+    ReplicationSimulation(long seed, Options options, Consumer<String> sink) {
+        this.seed = seed;
         this.options = options;
-        for (int id : REPLICA_IDS) {
-            replicas.add(new Replica(id));
+        this.random = new Random(seed);
+        this.traceLog = new SimTrace(400, sink);
+        this.net = new SimNetwork(random, traceLog, START_MS);
+        this.net.dropRate = options.dropRate();
+        this.invariants = new SimInvariants(this);
+        this.controller = new SimController(this, net, random, options);
+        for (int b = 0; b < REPLICA_COUNT; b++) {
+            brokers.add(new SimBroker(b, this, net, random, options));
         }
-        for (Replica r : replicas) {
-            learnMetadata(r);
+        List<Integer> assignment = new ArrayList<>(List.of(0, 1, 2));
+        java.util.Collections.shuffle(assignment, random);
+        var epochs = controller.bootstrap(assignment, options);
+        for (SimBroker b : brokers) {
+            b.startRegistered(epochs.get(b.id));
+            b.onMetadata(controller.image);
         }
+        trace("bootstrap: " + controller.partition() + " options " + options);
+        net.schedule(CONTROLLER_TICK_MS, this::controllerTick);
+        net.schedule(PUBLISH_INTERVAL_MS, this::publishLoop);
+        net.schedule(1, this::produceLoop);
+        faultMeanMs = options.faultIntervalMs() << random.nextInt(4); // calm or stormy, per seed
+        net.schedule(1 + random.nextInt(faultMeanMs * 2), this::faultLoop);
+        trace("faults every " + faultMeanMs + " ms on average");
+        invariants.checkAll();
+    }
+
+    /** Runs the seed's history, then heals and checks convergence; throws an {@link InvariantViolation} naming the seed. */
+    static ReplicationSimulation runAndHeal(long seed, Options options) {
+        ReplicationSimulation sim = new ReplicationSimulation(seed, options);
+        sim.runChecked();
+        return sim;
+    }
+
+    void runChecked() {
+        try {
+            run(options.events());
+            heal();
+        } catch (InvariantViolation e) {
+            throw withReplay(e.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw withReplay("unexpected " + e + "\n" + state(), e);
+        }
+    }
+
+    private InvariantViolation withReplay(String message, Throwable cause) {
+        InvariantViolation v = new InvariantViolation("simulation seed " + seed + " " + options
+                + "\nreplay: ./mvnw -o -q -pl varve-broker -am test -Dtest=ReplicationReplay -Dsurefire.failIfNoSpecifiedTests=false"
+                + " -Dvarve.sim.seed=" + seed + " " + options.asProperties() + "\n" + message);
+        v.initCause(cause);
+        return v;
     }
 
     // ---------------------------------------------------------------- driver
 
-    void run(int steps) {
-        for (int i = 0; i < steps; i++) {
+    void run(int eventCount) {
+        for (int i = 0; i < eventCount; i++) {
             step();
         }
     }
 
     void step() {
-        steps++;
-        int pick = random.nextInt(100);
-        if (pick < 22) {
-            produce(pickActingLeader());
-        } else if (pick < 52) {
-            fetch(pickUp());
-        } else if (pick < 58) {
-            shrinkCheck();
-        } else if (pick < 68) {
-            deliverAlterPartition();
-        } else if (pick < 78) {
-            Replica r = pickUp();
-            if (r != null) {
-                learnMetadata(r);
-            }
-        } else if (pick < 83) {
-            Replica r = pickUp();
-            if (r != null) {
-                r.flushedOffset = r.leo();
-            }
-        } else if (pick < 95) {
-            nowMs += 1 + random.nextInt(40);
-        } else if (pick < 97) {
-            Replica r = pickUp();
-            if (r != null) {
-                crash(r, random.nextBoolean());
-            }
-        } else if (pick < 99) {
-            restart(pickDown());
-        } else {
-            moveLeader();
+        if (!net.step()) {
+            throw new IllegalStateException("the event queue ran dry");
         }
+        events++;
         settleAcks();
-        checkInvariants();
+        invariants.checkAll();
     }
 
     /**
-     * Repairs everything (restarts, delivers every message, lets metadata reach everyone) and runs
-     * fetch rounds until the replicas converge: same log as the leader, ISR of all three, HW at the log
-     * end. Fails if that does not happen within {@code maxRounds}.
+     * Repairs everything (network, crashed brokers, no more faults or produces) and runs until the
+     * replicas converge: one leader, ISR of all three, equal logs, HW at the log end everywhere. Fails if
+     * that does not happen within 30 simulated seconds.
      */
-    void heal(int maxRounds) {
-        for (Replica r : replicas) {
-            if (!r.up) {
-                restart(r);
+    void heal() {
+        faultsOn = false;
+        producing = false;
+        net.healAll();
+        net.dropRate = 0;
+        trace("HEAL: network repaired, faults stopped");
+        for (SimBroker b : brokers) {
+            if (!b.up) { // a controlled shutdown in progress completes (and the broker restarts)
+                b.restart();
             }
         }
-        for (int round = 0; round < maxRounds; round++) {
-            while (!toController.isEmpty() || !toLeaders.isEmpty()) {
-                deliverAlterPartition();
+        long deadline = net.nowMs + 30_000;
+        while (net.nowMs < deadline) {
+            for (int i = 0; i < 50; i++) {
+                step();
             }
-            for (Replica r : replicas) {
-                learnMetadata(r);
-            }
-            for (Replica r : replicas) {
-                fetch(r);
-            }
-            nowMs += 10;
-            shrinkCheck();
-            settleAcks();
-            checkInvariants();
-            if (converged()) {
+            if (invariants.converged()) {
+                invariants.checkConverged();
                 return;
             }
         }
-        throw new InvariantViolation("no convergence after " + maxRounds + " rounds: " + state());
+        throw violation("no convergence within 30 s after healing");
     }
 
-    private boolean converged() {
-        if (controller.leader < 0 || controller.isr.size() != REPLICA_COUNT) {
-            return false;
-        }
-        Replica leader = replicas.get(controller.leader);
-        if (leader.leader == null || leader.leader.highWatermark() != leader.leo()) {
-            return false;
-        }
-        for (Replica r : replicas) {
-            if (!r.log.equals(leader.log) || r.highWatermark != leader.leo()) {
-                return false;
+    // ---------------------------------------------------------------- recurring events
+
+    private void controllerTick() {
+        controller.tick();
+        net.schedule(CONTROLLER_TICK_MS, this::controllerTick);
+    }
+
+    private void publishLoop() {
+        controller.publish();
+        net.schedule(PUBLISH_INTERVAL_MS, this::publishLoop);
+    }
+
+    private void produceLoop() {
+        if (producing) {
+            List<SimBroker> leaders = brokers.stream().filter(b -> b.up && b.leader != null).toList();
+            if (!leaders.isEmpty() && leaders.get(random.nextInt(leaders.size())).produce(1 + random.nextInt(3))) {
+                produced++;
             }
         }
-        return true;
+        net.schedule(1 + random.nextInt(8), this::produceLoop);
     }
 
-    // ---------------------------------------------------------------- events
-
-    private void produce(Replica r) {
-        if (r == null) {
+    private void faultLoop() {
+        if (!faultsOn) {
             return;
         }
-        LeaderState leader = r.leader;
-        if (leader.checkEnoughReplicas() != Errors.NONE) {
-            log("produce to " + r.id + ": " + leader.checkEnoughReplicas());
-            return;
-        }
-        Rec rec = new Rec(r.leo(), leader.leaderEpoch(), nextValue++);
-        r.append(rec);
-        leaderHighWatermarkMaybeMoved(r, leader.onLeaderAppend(r.leo(), nowMs));
-        pendingAcks.add(new PendingAck(r.id, leader, rec.offset(), rec.value()));
-        log("produce to " + r.id + ": " + rec);
-    }
-
-    private void fetch(Replica f) {
-        if (f == null || !f.up || f.leader != null || f.knownLeader < 0 || f.knownLeader == f.id) {
-            return;
-        }
-        Replica l = replicas.get(f.knownLeader);
-        if (!l.up || l.leader == null) {
-            return; // NOT_LEADER_OR_FOLLOWER
-        }
-        if (EpochFencing.validate(f.knownLeaderEpoch, l.leader.leaderEpoch()) != Errors.NONE) {
-            return; // FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH: someone's metadata is behind
-        }
-        if (f.needsTruncation) {
-            truncationRound(f, l);
-            return;
-        }
-        long fetchOffset = f.leo();
-        if (options.policy() == TruncationPolicy.LEADER_EPOCH) {
-            Optional<EpochEndOffset> diverging;
-            try {
-                diverging = EpochEndOffsets.divergingEpoch(List.copyOf(l.epochs), l.leo(), f.latestEpochOrUndefined(), fetchOffset);
-            } catch (OffsetOutOfRangeException e) {
-                f.needsTruncation = true;
-                return;
+        int pick = random.nextInt(100);
+        if (pick < 30) {
+            cutLinks();
+        } else if (pick < 38) {
+            slowLink();
+        } else if (pick < 60) {
+            crash(brokers.get(random.nextInt(REPLICA_COUNT)));
+        } else if (pick < 70) {
+            SimBroker b = brokers.get(random.nextInt(REPLICA_COUNT));
+            if (b.up && b.brokerEpoch >= 0 && !b.shuttingDown) {
+                b.shuttingDown = true;
+                cleanShutdowns++;
+                trace("b" + b.id + " begins a controlled shutdown");
             }
-            if (diverging.isPresent()) {
-                FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(List.copyOf(f.epochs), f.leo(), f.highWatermark,
-                        diverging.get());
-                applyTruncation(f, step);
-                f.needsTruncation = !step.complete();
-                return;
-            }
-        } else if (fetchOffset > l.leo()) {
-            f.needsTruncation = true; // OFFSET_OUT_OF_RANGE
-            return;
+        } else if (pick < 80) {
+            controller.electPreferred();
+        } else if (pick < 85) {
+            net.dropRate = random.nextInt(4) == 0 ? 0.2 : options.dropRate();
+            trace("drop rate now " + net.dropRate);
         }
-        LeaderState leader = l.leader;
-        leaderHighWatermarkMaybeMoved(l, leader.onFollowerFetch(f.id, fetchOffset, f.brokerEpoch, nowMs));
-        leader.isrExpandProposal(f.id).ifPresent(p -> send(l, p));
-        long end = Math.min(l.leo(), fetchOffset + 1 + random.nextInt(options.maxFetchRecords()));
-        for (long o = fetchOffset; o < end; o++) {
-            f.append(l.log.get((int) o));
-        }
-        f.highWatermark = Math.min(leader.highWatermark(), f.leo());
+        net.schedule(1 + random.nextInt(faultMeanMs * 2), this::faultLoop);
     }
 
-    private void truncationRound(Replica f, Replica l) {
-        FollowerTruncation.Step step;
-        if (options.policy() == TruncationPolicy.HIGH_WATERMARK) {
-            step = new FollowerTruncation.Step(Math.min(f.highWatermark, f.leo()), true, FollowerTruncation.Reason.NO_LOCAL_EPOCHS, false);
-        } else {
-            OptionalInt epoch = FollowerTruncation.requestEpoch(List.copyOf(f.epochs));
-            if (epoch.isEmpty()) {
-                step = FollowerTruncation.withoutLocalEpochs(f.leo(), f.highWatermark);
-            } else {
-                EpochEndOffset answer = EpochEndOffsets.endOffsetFor(List.copyOf(l.epochs), epoch.getAsInt(), l.leo());
-                step = FollowerTruncation.onLeaderAnswer(List.copyOf(f.epochs), f.leo(), f.highWatermark, answer);
-            }
-        }
-        applyTruncation(f, step);
-        if (step.complete()) {
-            f.needsTruncation = false;
-        }
+    private void slowLink() {
+        int a = random.nextInt(REPLICA_COUNT);
+        int b = random.nextInt(3) == 0 ? SimNetwork.CONTROLLER : (a + 1 + random.nextInt(REPLICA_COUNT - 1)) % REPLICA_COUNT;
+        int extraMs = 20 + random.nextInt(300);
+        long durationMs = 50 + random.nextInt(1000);
+        net.slow(a, b, extraMs);
+        trace("network: " + SimNetwork.name(a) + "|" + SimNetwork.name(b) + " slow (+" + extraMs + " ms) for " + durationMs + " ms");
+        net.schedule(durationMs, () -> net.slow(a, b, 0));
     }
 
-    private void applyTruncation(Replica f, FollowerTruncation.Step step) {
-        if (step.truncationOffset() < 0 || step.truncationOffset() > f.leo()) {
-            throw new InvariantViolation("truncation offset " + step + " outside [0, " + f.leo() + "] on " + f);
-        }
-        if (step.belowHighWatermark()) {
-            truncationsBelowHighWatermark++;
-        }
-        log("r" + f.id + " truncates to " + step);
-        f.truncateTo(step.truncationOffset());
-    }
-
-    private void shrinkCheck() {
-        for (Replica r : replicas) {
-            if (r.up && r.leader != null) {
-                r.leader.isrShrinkProposal(nowMs).ifPresent(p -> send(r, p));
-            }
-        }
-    }
-
-    private void send(Replica leader, IsrChangeProposal p) {
-        log("r" + leader.id + " proposes " + p.kind() + " " + p.newIsrIds());
-        toController.add(new AlterPartitionMessage(leader.id, leader.leader, p, null));
-    }
-
-    private void deliverAlterPartition() {
-        boolean toTheController = !toController.isEmpty() && (toLeaders.isEmpty() || random.nextBoolean());
-        if (toTheController) {
-            AlterPartitionMessage m = toController.remove(random.nextInt(toController.size()));
-            toLeaders.add(new AlterPartitionMessage(m.leaderId(), m.sender(), m.proposal(), controller.handle(m.proposal())));
-        } else if (!toLeaders.isEmpty()) {
-            AlterPartitionMessage m = toLeaders.remove(random.nextInt(toLeaders.size()));
-            Replica r = replicas.get(m.leaderId());
-            if (!r.up || r.leader != m.sender()) {
-                return; // the leader is gone or was replaced: nobody is waiting for this answer
-            }
-            if (m.answer() instanceof LeaderAndIsr committed) {
-                leaderHighWatermarkMaybeMoved(r, r.leader.onIsrCommitted(m.proposal(), committed, nowMs));
-            } else {
-                LeaderState.RejectionOutcome outcome = r.leader.onIsrRejected(m.proposal(), (Errors) m.answer());
-                log("r" + r.id + " AlterPartition " + m.answer() + " -> " + outcome);
-                if (outcome == LeaderState.RejectionOutcome.RETRY) {
-                    toController.add(new AlterPartitionMessage(m.leaderId(), m.sender(), m.proposal(), null));
+    private void cutLinks() {
+        int a = random.nextInt(REPLICA_COUNT);
+        List<int[]> links = new ArrayList<>();
+        switch (random.nextInt(3)) {
+            case 0 -> links.add(new int[] {a, SimNetwork.CONTROLLER});
+            case 1 -> links.add(new int[] {a, (a + 1 + random.nextInt(REPLICA_COUNT - 1)) % REPLICA_COUNT});
+            default -> {
+                for (int other = 0; other <= SimNetwork.CONTROLLER; other++) {
+                    if (other != a) {
+                        links.add(new int[] {a, other});
+                    }
                 }
             }
         }
-    }
-
-    /** The broker applies the controller's current state for the partition. */
-    void learnMetadata(Replica r) {
-        if (!r.up) {
-            return;
+        for (int[] l : links) {
+            net.cut(l[0], l[1]);
         }
-        Controller c = controller;
-        if (c.leaderEpoch > r.knownLeaderEpoch) {
-            r.knownLeaderEpoch = c.leaderEpoch;
-            r.knownPartitionEpoch = c.partitionEpoch;
-            r.knownLeader = c.leader;
-            if (c.leader == r.id) {
-                r.assignEpoch(c.leaderEpoch, r.leo());
-                r.leader = LeaderState.becomeLeader(r.id, r.brokerEpoch, c.state(), r.leo(), r.highWatermark,
-                        options.minInsyncReplicas(), options.replicaLagTimeMaxMs(), nowMs);
-                r.needsTruncation = false;
-                leaderChanges++;
-                r.highWatermark = r.leader.highWatermark();
-                extendCommitted(r);
-                log("r" + r.id + " becomes leader " + r.leader);
-            } else {
-                r.leader = null;
-                r.needsTruncation = true;
+        linkCuts++;
+        long durationMs = 20 + random.nextInt(600);
+        trace("network: cut " + links.stream().map(l -> SimNetwork.name(l[0]) + "|" + SimNetwork.name(l[1])).toList()
+                + " for " + durationMs + " ms");
+        net.schedule(durationMs, () -> {
+            for (int[] l : links) {
+                net.heal(l[0], l[1]);
             }
-        } else if (c.leaderEpoch == r.knownLeaderEpoch && c.partitionEpoch > r.knownPartitionEpoch) {
-            r.knownPartitionEpoch = c.partitionEpoch;
-            if (r.leader != null) {
-                leaderHighWatermarkMaybeMoved(r, r.leader.onPartitionStateChange(c.state(), nowMs));
+            trace("network: repaired " + links.stream().map(l -> SimNetwork.name(l[0]) + "|" + SimNetwork.name(l[1])).toList()
+                    + ", cuts now " + net.cutsDescription());
+        });
+    }
+
+    /** A crash within the model assumptions (see the class comment): power failure, kill, or none. */
+    private void crash(SimBroker b) {
+        if (!b.up) {
+            return;
+        }
+        boolean otherUnclean = brokers.stream().anyMatch(o -> o != b && (o.uncleanUnrecovered || !o.up));
+        boolean otherLostData = brokers.stream().anyMatch(o -> o != b && o.lostData);
+        boolean power = random.nextBoolean() && options.minInsyncReplicas() >= 2 && !otherUnclean;
+        if (!power && otherLostData) {
+            return; // a second unclean crash while another broker's loss is not repaired: outside the promise
+        }
+        if (power) {
+            powerFailures++;
+        } else {
+            kills++;
+        }
+        b.crash(power);
+        scheduleRestart(b);
+    }
+
+    void scheduleRestart(SimBroker b) {
+        net.schedule(20 + random.nextInt(500), () -> {
+            if (!b.up) {
+                b.restart();
             }
-        }
+        });
     }
 
-    private void crash(Replica r, boolean lossy) {
-        if (lossy) {
-            boolean anotherLiveIsrMember = controller.isr.stream().anyMatch(id -> id != r.id && replicas.get(id).up);
-            lossy = anotherLiveIsrMember; // model assumption: some in-sync copy survives a power failure
-        }
-        log("crash r" + r.id + (lossy ? " losing the tail above " + r.flushedOffset : ""));
-        r.up = false;
-        r.leader = null;
-        r.needsTruncation = true;
-        r.knownLeaderEpoch = -1;
-        r.knownPartitionEpoch = -1;
-        r.knownLeader = -1;
-        if (lossy && r.flushedOffset < r.leo()) {
-            r.lostDataInCrash = true;
-            r.truncateTo(r.flushedOffset);
-        }
-        if (controller.leader == r.id) {
-            controller.electWithout(r.id); // KRaft fences the broker and moves leadership away
-        }
-    }
+    // ---------------------------------------------------------------- acks
 
-    private void restart(Replica r) {
-        if (r == null) {
-            return;
-        }
-        r.up = true;
-        r.brokerEpoch++;
-        log("restart r" + r.id + " broker epoch " + r.brokerEpoch);
-        Controller c = controller;
-        if (r.lostDataInCrash && c.isr.contains(r.id) && c.isr.size() > 1) {
-            Set<Integer> newIsr = new TreeSet<>(c.isr);
-            newIsr.remove(r.id);
-            c.isr = newIsr;
-            c.partitionEpoch++;
-            log("controller: unclean restart of r" + r.id + " -> isr " + c.isr);
-        }
-        r.lostDataInCrash = false;
-        if (c.leader < 0 && c.isr.contains(r.id)) {
-            c.changeLeader(r.id, c.isr);
-        }
-        learnMetadata(r);
-    }
-
-    private void moveLeader() {
-        Controller c = controller;
-        if (c.leader < 0) {
-            return;
-        }
-        List<Integer> candidates = c.isr.stream().filter(id -> id != c.leader && replicas.get(id).up).toList();
-        if (!candidates.isEmpty()) {
-            c.changeLeader(candidates.get(random.nextInt(candidates.size())), c.isr);
-        }
+    void addPendingAck(SimBroker b, LeaderState leader, List<SimLog.Rec> records) {
+        pendingAcks.add(new PendingAck(b, leader, records, net.nowMs + PURGATORY_TIMEOUT_MS));
     }
 
     private void settleAcks() {
+        if (pendingAcks.isEmpty()) {
+            return;
+        }
         pendingAcks.removeIf(ack -> {
-            Replica r = replicas.get(ack.leaderId());
-            if (!r.up || r.leader != ack.leaderState()) {
-                return true; // NOT_LEADER_OR_FOLLOWER: the producer retries (not modelled)
+            SimBroker b = ack.broker();
+            if (!b.up || b.leader != ack.leader() || net.nowMs > ack.deadlineMs()) {
+                return true; // NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT: the client retries (not modelled)
             }
-            AckStatus status = r.leader.ackStatus(ack.offset() + 1);
+            long required = ack.records().get(ack.records().size() - 1).offset() + 1;
+            AckStatus status = options.hwIgnoresIsr()
+                    ? (b.log.highWatermark >= required ? AckStatus.DONE : AckStatus.PENDING)
+                    : ack.leader().ackStatus(required);
             if (status == AckStatus.DONE) {
-                acked.put(ack.offset(), ack.value());
+                invariants.onAcknowledged(b, ack.records());
             }
             return status.isComplete();
         });
     }
 
-    private void leaderHighWatermarkMaybeMoved(Replica r, boolean moved) {
-        long hw = r.leader.highWatermark();
-        if (hw < r.highWatermark) {
-            throw violation("HW of leader r" + r.id + " went back from " + r.highWatermark + " to " + hw);
-        }
-        if (moved != (hw != r.highWatermark)) {
-            throw new InvariantViolation("r" + r.id + " reported moved=" + moved + " but HW went " + r.highWatermark + " -> " + hw);
-        }
-        r.highWatermark = hw;
-        extendCommitted(r);
+    // ---------------------------------------------------------------- callbacks from the nodes
+
+    long nextValue() {
+        return nextValue++;
     }
 
-    /** The committed log is never rewritten, and grows with every leader's HW, the moment it moves. */
-    private void extendCommitted(Replica r) {
-        long hw = r.leader.highWatermark();
-        for (long o = 0; o < hw; o++) {
-            Rec rec = r.log.get((int) o);
-            if (o < committed.size()) {
-                if (!committed.get((int) o).equals(rec)) {
-                    throw violation("leader r" + r.id + " HW " + hw + " covers " + rec + " but " + committed.get((int) o) + " was committed");
-                }
-            } else {
-                committed.add(rec);
-            }
-        }
+    void onBecomeLeader(SimBroker b) {
+        leaderChanges++;
+        invariants.onBecomeLeader(b);
     }
 
-    // ---------------------------------------------------------------- invariants
-
-    void checkInvariants() {
-        for (Replica r : replicas) {
-            if (!r.up || r.leader == null) {
-                continue;
-            }
-            long hw = r.leader.highWatermark();
-            Long last = lastHighWatermark.put(r.leader, hw);
-            if (last != null && hw < last) {
-                throw violation("HW of leader r" + r.id + " went back from " + last + " to " + hw);
-            }
-            if (hw != r.highWatermark) {
-                throw violation("r" + r.id + " log HW " + r.highWatermark + " differs from its leader state " + hw);
-            }
-            extendCommitted(r);
-        }
-        for (Replica r : replicas) {
-            if (!r.up) {
-                continue;
-            }
-            if (r.highWatermark > r.leo() || r.highWatermark > committed.size()) {
-                throw violation("r" + r.id + " HW " + r.highWatermark + " beyond its log end or the committed log " + committed.size());
-            }
-            for (long o = 0; o < r.highWatermark; o++) {
-                if (!r.log.get((int) o).equals(committed.get((int) o))) {
-                    throw violation("r" + r.id + " diverges below its HW at " + o + ": " + r.log.get((int) o) + " vs " + committed.get((int) o));
-                }
-            }
-            if (controller.isr.contains(r.id)) {
-                if (r.leo() < committed.size()) {
-                    throw violation("ISR member r" + r.id + " lacks committed records: leo " + r.leo() + " < " + committed.size());
-                }
-                for (int o = 0; o < committed.size(); o++) {
-                    if (!r.log.get(o).equals(committed.get(o))) {
-                        throw violation("ISR member r" + r.id + " has " + r.log.get(o) + " where " + committed.get(o) + " is committed");
-                    }
-                }
-            }
-        }
-        for (Map.Entry<Long, Long> ack : acked.entrySet()) {
-            long offset = ack.getKey();
-            if (offset >= committed.size() || committed.get((int) offset).value() != ack.getValue()) {
-                throw violation("acknowledged record " + ack + " is not in the committed log");
-            }
-            if (controller.leader >= 0) {
-                Replica leader = replicas.get(controller.leader);
-                if (leader.up && (offset >= leader.leo() || leader.log.get((int) offset).value() != ack.getValue())) {
-                    throw violation("acknowledged record " + ack + " lost on the current leader r" + leader.id);
-                }
-            }
-        }
+    void onLeaderHighWatermark(SimBroker b) {
+        invariants.extendCommitted(b);
     }
 
-    private InvariantViolation violation(String message) {
+    void checkLogMatching(SimBroker b, List<SimLog.Rec> batch) {
+        invariants.checkLogMatching(b, batch);
+    }
+
+    // ---------------------------------------------------------------- trace
+
+    void trace(String event) {
+        traceLog.log(net.nowMs, event);
+    }
+
+    long traceHash() {
+        return traceLog.hash();
+    }
+
+    InvariantViolation violation(String message) {
         return new InvariantViolation(message + "\n" + state());
     }
 
     String state() {
-        StringBuilder b = new StringBuilder("step " + steps + " t=" + nowMs + " controller: leader " + controller.leader
-                + " epoch " + controller.leaderEpoch + " partitionEpoch " + controller.partitionEpoch + " isr " + controller.isr
-                + " committed " + committed.size() + " acked " + acked.size() + "\n");
-        for (Replica r : replicas) {
-            b.append("  ").append(r).append('\n');
+        PartitionState p = controller.partition();
+        StringBuilder b = new StringBuilder("event " + events + " t=" + net.nowMs + " controller: " + p
+                + " cuts " + net.cutsDescription() + " committed " + invariants.committed.size() + " acked " + invariants.ackedCount() + "\n");
+        for (SimBroker br : brokers) {
+            b.append("  ").append(br).append(" | controller: ")
+                    .append(controller.image.broker(br.id).map(r -> "epoch " + r.brokerEpoch() + (r.fenced() ? " fenced" : "")
+                            + (r.inControlledShutdown() ? " shutting down" : "")).orElse("unregistered")).append('\n');
         }
-        String t = trace.toString();
-        b.append("last events:\n").append(t, Math.max(0, t.length() - 3000), t.length());
+        b.append("last events:\n").append(traceLog.lastLines());
         return b.toString();
-    }
-
-    private void log(String event) {
-        trace.append(steps).append(": ").append(event).append('\n');
-        if (trace.length() > 20_000) {
-            trace.delete(0, trace.length() - 10_000);
-        }
-    }
-
-    // ---------------------------------------------------------------- picks
-
-    private Replica pickActingLeader() {
-        List<Replica> leaders = replicas.stream().filter(r -> r.up && r.leader != null).toList();
-        return leaders.isEmpty() ? null : leaders.get(random.nextInt(leaders.size()));
-    }
-
-    private Replica pickUp() {
-        List<Replica> up = replicas.stream().filter(r -> r.up).toList();
-        return up.isEmpty() ? null : up.get(random.nextInt(up.size()));
-    }
-
-    private Replica pickDown() {
-        List<Replica> down = replicas.stream().filter(r -> !r.up).toList();
-        return down.isEmpty() ? null : down.get(random.nextInt(down.size()));
     }
 }

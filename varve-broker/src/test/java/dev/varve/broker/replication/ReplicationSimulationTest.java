@@ -2,55 +2,109 @@ package dev.varve.broker.replication;
 
 import org.junit.jupiter.api.Test;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Checks on the simulation itself: it really exercises leader changes, ISR changes and truncation,
- * and its invariants are strong enough to catch the KIP-101 bug when truncation falls back to the
- * high watermark.
+ * Checks on the simulation itself: it really exercises leader changes, ISR changes, truncation and
+ * faults; a seed replays exactly; and its invariants are strong enough to catch broken protocols
+ * (mutants), which proves they can fail.
  */
 class ReplicationSimulationTest {
 
     @Test
-    void theSimulationExercisesLeaderChangesIsrChangesAndTruncation() {
+    void theSimulationExercisesLeaderChangesTruncationAndFaults() {
         int leaderChanges = 0;
-        int shrinks = 0;
-        int expansions = 0;
         int belowHw = 0;
+        int torn = 0;
+        int losses = 0;
+        int power = 0;
+        int cuts = 0;
         long committed = 0;
         long acked = 0;
         for (long seed = 0; seed < 40; seed++) {
-            ReplicationSimulation sim = new ReplicationSimulation(seed, ReplicationSimulation.Options.defaults(2));
-            sim.run(400);
-            sim.heal(200);
+            ReplicationSimulation sim = ReplicationSimulation.runAndHeal(seed,
+                    ReplicationSimulation.Options.defaults(2).withEvents(ReplicationProperties.EVENTS));
             leaderChanges += sim.leaderChanges;
-            shrinks += sim.isrShrinks;
-            expansions += sim.isrExpansions;
             belowHw += sim.truncationsBelowHighWatermark;
-            committed += sim.committed.size();
-            acked += sim.acked.size();
+            torn += sim.tornBatches;
+            losses += sim.unflushedLosses;
+            power += sim.powerFailures;
+            cuts += sim.linkCuts;
+            committed += sim.invariants.committed.size();
+            acked += sim.invariants.ackedCount();
         }
         assertThat(leaderChanges).isGreaterThan(100);
-        assertThat(shrinks).isGreaterThan(20);
-        assertThat(expansions).isGreaterThan(20);
-        assertThat(committed).isGreaterThan(500);
-        assertThat(acked).isGreaterThan(200);
+        assertThat(power).isGreaterThan(20);
+        assertThat(losses).isGreaterThan(10);
+        assertThat(torn).isGreaterThan(2);
+        assertThat(cuts).isGreaterThan(100);
+        assertThat(committed).isGreaterThan(1000);
+        assertThat(acked).isGreaterThan(500);
         // With clean elections a follower never has to cut below its HW.
         assertThat(belowHw).isZero();
     }
 
+    @Test
+    void aSeedReplaysTheSameEventTrace() {
+        for (long seed : new long[] {3, -77, 123456789}) {
+            ReplicationSimulation.Options o = ReplicationSimulation.Options.defaults(2).withEvents(1_500);
+            List<String> first = new ArrayList<>();
+            ReplicationSimulation a = new ReplicationSimulation(seed, o, first::add);
+            a.runChecked();
+            List<String> second = new ArrayList<>();
+            ReplicationSimulation b = new ReplicationSimulation(seed, o, second::add);
+            b.runChecked();
+            assertThat(second).isEqualTo(first);
+            assertThat(b.traceHash()).isEqualTo(a.traceHash());
+            assertThat(first.size()).isGreaterThan(200);
+        }
+    }
+
+    /**
+     * Found by the simulation (this seed): the controller accepted a late copy of an AlterPartition the
+     * leader had already given up on (refused INELIGIBLE_REPLICA, replaced by a new proposal). The leader
+     * state ignored that answer, but the broker (ClusterReplicaManager.onIsrAnswer, mirrored by SimBroker)
+     * took its partition epoch as known, so the metadata image with that epoch was never passed on and
+     * the new proposal, refused INVALID_UPDATE_VERSION, waited for it forever: no ISR change again in
+     * that leader epoch, no convergence. The broker now follows the leader state's partition epoch.
+     */
+    @Test
+    void aLateAnswerToASupersededAlterPartitionDoesNotStallTheIsr() {
+        ReplicationSimulation sim = ReplicationSimulation.runAndHeal(100_078, ReplicationSimulation.Options.defaults(2).withEvents(12_000));
+        assertThat(sim.controller.partition().isr()).hasSize(ReplicationSimulation.REPLICA_COUNT);
+    }
+
     /** The mutant: a new follower truncates to its high watermark, as before KIP-101. */
     @Test
-    void truncatingToTheHighWatermarkIsCaughtAsLostCommittedData() {
+    void truncatingToTheHighWatermarkIsCaught() {
+        assertCaught(ReplicationSimulation.Options.defaults(2).withPolicy(ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK),
+                "lacks committed records", "diverges", "committed", "acknowledged", "same offset and epoch");
+    }
+
+    /** The mutant: a leader's HW is its log end, without waiting for the ISR. */
+    @Test
+    void aHighWatermarkThatIgnoresTheIsrIsCaught() {
+        assertCaught(ReplicationSimulation.Options.defaults(2).withHwIgnoringIsr(), "lacks committed records", "diverges", "committed");
+    }
+
+    /** The mutant: elections ignore the ISR (unclean.leader.election.enable=true, the real controller code). */
+    @Test
+    void uncleanElectionsAreCaught() {
+        assertCaught(ReplicationSimulation.Options.defaults(2).withUncleanElection(), "lacks committed records", "diverges",
+                "committed", "acknowledged");
+    }
+
+    private static void assertCaught(ReplicationSimulation.Options mutant, String... expected) {
         int caught = 0;
+        int runs = 0;
         String example = null;
-        for (long seed = 0; seed < 100; seed++) {
-            ReplicationSimulation.Options mutant = new ReplicationSimulation.Options(2, 100,
-                    ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK, 3);
-            ReplicationSimulation sim = new ReplicationSimulation(seed, mutant);
+        for (long seed = 0; seed < 60 && caught < 5; seed++) {
+            runs++;
             try {
-                sim.run(400);
-                sim.heal(200);
+                ReplicationSimulation.runAndHeal(seed, mutant.withEvents(ReplicationProperties.EVENTS));
             } catch (ReplicationSimulation.InvariantViolation e) {
                 caught++;
                 if (example == null) {
@@ -58,7 +112,7 @@ class ReplicationSimulationTest {
                 }
             }
         }
-        assertThat(caught).as("histories where HW truncation breaks an invariant").isGreaterThan(5);
-        assertThat(example).containsAnyOf("lacks committed records", "is committed", "diverges", "acknowledged");
+        assertThat(caught).as("histories (of %d) where the mutant breaks an invariant", runs).isGreaterThanOrEqualTo(5);
+        assertThat(example).containsAnyOf(expected).contains("replay:");
     }
 }
