@@ -2,17 +2,12 @@ package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.internal.FileRecords;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -106,15 +101,15 @@ class ClusterCorruptionTest {
             assertThat(log).contains("failed verification").contains("were corrupt and are cut")
                     .contains("registering as after an unclean shutdown");
 
-            assertThat(readAll(cluster)).as("every acknowledged record, read from leader %d", leader).isEqualTo(acked);
+            assertThat(cluster.readPartition(TOPIC, 0)).as("every acknowledged record, read from leader %d", leader).isEqualTo(acked);
 
             // Node 3 is the preferred replica: auto leader rebalancing hands it the partition back.
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0))).isEqualTo(VICTIM));
-            assertThat(readAll(cluster)).as("every acknowledged record, read from the repaired node 3").hasSize(total)
+            assertThat(cluster.readPartition(TOPIC, 0)).as("every acknowledged record, read from the repaired node 3").hasSize(total)
                     .isEqualTo(acked);
             produce(cluster, acked, 1_700, 100);
-            assertThat(readAll(cluster)).isEqualTo(acked);
+            assertThat(cluster.readPartition(TOPIC, 0)).isEqualTo(acked);
             System.out.printf("ClusterCorruptionTest: %d records; %d ms%n", acked.size(),
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos));
         }
@@ -223,28 +218,5 @@ class ClusterCorruptionTest {
             }
             acked.addAll(values);
         }
-    }
-
-    /** Every record of the partition from the beginning to its end offset (from its leader). */
-    private static List<String> readAll(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        cfg.put(ConsumerConfig.CHECK_CRCS_CONFIG, true);
-        List<String> read = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(TOPIC, 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (System.currentTimeMillis() < deadline && consumer.position(tp) < end) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    assertThat(r.offset()).isEqualTo(read.size());
-                    read.add(r.value());
-                }
-            }
-        }
-        return read;
     }
 }

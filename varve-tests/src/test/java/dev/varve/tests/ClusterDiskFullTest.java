@@ -2,16 +2,11 @@ package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -80,7 +75,7 @@ class ClusterDiskFullTest {
             assertThat(cluster.node(VICTIM).alive()).as("the broker did not crash").isTrue();
             assertThat(cluster.node(VICTIM).log()).contains("KAFKA_STORAGE_ERROR")
                     .contains("asking the controller to fence broker 3");
-            assertThat(readAll(cluster)).as("every acknowledged record, once, in order").isEqualTo(acked);
+            assertThat(cluster.readPartition(TOPIC, 0)).as("every acknowledged record, once, in order").isEqualTo(acked);
 
             // Space returns; node 3 is restarted (Kafka's rule too: a failed log directory stays offline until then).
             assertThat(run("mount", "-o", "remount,size=64m", mount.getAbsolutePath())).isTrue();
@@ -91,7 +86,7 @@ class ClusterDiskFullTest {
             await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0))).isEqualTo(VICTIM));
             acked.addAll(produce(cluster, 400, 50));
-            assertThat(readAll(cluster)).as("every acknowledged record, read from node 3").isEqualTo(acked);
+            assertThat(cluster.readPartition(TOPIC, 0)).as("every acknowledged record, read from node 3").isEqualTo(acked);
             System.out.printf("ClusterDiskFullTest: %d records; rejoined %d ms after the move%n", acked.size(),
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - movedAtNanos));
         } finally {
@@ -139,26 +134,5 @@ class ClusterDiskFullTest {
             }
         }
         return values;
-    }
-
-    private static List<String> readAll(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        List<String> read = new ArrayList<>();
-        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(TOPIC, 0);
-            consumer.assign(List.of(tp));
-            consumer.seekToBeginning(List.of(tp));
-            long end = consumer.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            long deadline = System.currentTimeMillis() + 30_000;
-            while (System.currentTimeMillis() < deadline && consumer.position(tp) < end) {
-                for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(500))) {
-                    assertThat(r.offset()).isEqualTo(read.size());
-                    read.add(r.value());
-                }
-            }
-        }
-        return read;
     }
 }

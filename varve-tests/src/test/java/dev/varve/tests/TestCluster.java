@@ -260,7 +260,10 @@ public final class TestCluster implements AutoCloseable {
         return new KafkaProducer<>(cfg, new StringSerializer(), new StringSerializer());
     }
 
-    /** Every value of one partition, from its start to the end offset seen when reading began (within 60 s). */
+    /**
+     * Every value of one partition, from its start to the end offset seen when reading began (within
+     * 60 s); the offsets must follow each other with no gap (no compaction or deleted records here).
+     */
     public List<String> readPartition(String topic, int partition) {
         Map<String, Object> cfg = new HashMap<>();
         cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
@@ -274,6 +277,9 @@ public final class TestCluster implements AutoCloseable {
             long deadline = System.currentTimeMillis() + 60_000;
             while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
+                    if (r.offset() != out.size()) {
+                        throw new AssertionError(tp + ": offset " + r.offset() + " read where " + out.size() + " was due");
+                    }
                     out.add(r.value());
                 }
             }
