@@ -176,6 +176,9 @@ public final class Broker implements AutoCloseable {
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
         dispatcher[0] = new RequestDispatcher(handlers);
         this.dispatcher = dispatcher[0];
+        // A cluster broker serves clients only once caught up with the metadata log (see below).
+        boolean servesOnlyWhenCaughtUp = clustered && config.processRoles().contains("broker");
+        dispatcher[0].setAccepting(!servesOnlyWhenCaughtUp);
 
         AtomicInteger n = new AtomicInteger();
         this.requestThreads = Executors.newFixedThreadPool(config.numIoThreads(), r -> {
@@ -210,6 +213,9 @@ public final class Broker implements AutoCloseable {
             }
             context.setCluster(cluster);
             channel[0] = cluster.channel();
+            if (servesOnlyWhenCaughtUp) {
+                cluster.lifecycle().caughtUp().thenRun(() -> dispatcher[0].setAccepting(true));
+            }
         } else {
             this.cluster = null;
         }

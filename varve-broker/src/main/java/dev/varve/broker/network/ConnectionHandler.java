@@ -47,6 +47,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        if (!dispatcher.accepting()) {
+            closing = true;
+            ctx.close(); // not serving yet: the client tries another broker or again later
+            return;
+        }
         InetSocketAddress local = (InetSocketAddress) ctx.channel().localAddress();
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
         connection = new RequestDispatcher.Connection(local.getHostString() + ":" + local.getPort() + "-"

@@ -38,6 +38,7 @@ public final class RequestDispatcher {
     private static final Logger LOG = LoggerFactory.getLogger(RequestDispatcher.class);
 
     private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
+    private volatile boolean accepting = true;
 
     public RequestDispatcher(Collection<ApiHandler> handlers) {
         for (ApiHandler h : handlers) {
@@ -45,6 +46,19 @@ public final class RequestDispatcher {
                 throw new IllegalArgumentException("two handlers for " + h.apiKey());
             }
         }
+    }
+
+    /**
+     * Whether new client connections are taken. A cluster broker refuses them (closes them at once)
+     * until it has caught up with the metadata log, as Kafka's brokers enable request processing
+     * only then: before, it would answer from a replayed, historical image.
+     */
+    public boolean accepting() {
+        return accepting;
+    }
+
+    public void setAccepting(boolean accepting) {
+        this.accepting = accepting;
     }
 
     /** The advertised API versions: exactly the handlers present. */
