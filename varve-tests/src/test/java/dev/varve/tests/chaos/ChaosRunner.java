@@ -109,7 +109,7 @@ public final class ChaosRunner {
     }
 
     /** What a run did: the checker's report, plus the faults injected. */
-    public record Result(Report report, List<String> faults) {
+    public record Result(Report report, List<String> faults, java.util.Set<Fault> kinds) {
     }
 
     private final Settings settings;
@@ -118,6 +118,7 @@ public final class ChaosRunner {
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final long t0 = System.nanoTime();
     private VirtualNetwork network;
+    private final java.util.Set<Fault> injected = java.util.EnumSet.noneOf(Fault.class);
 
     public ChaosRunner(Settings settings) {
         this.settings = settings;
@@ -163,7 +164,7 @@ public final class ChaosRunner {
             }
             finalRead(cluster);
             Report report = Checker.check(history, new Checker.Options(120_000));
-            return new Result(report, List.copyOf(faults));
+            return new Result(report, List.copyOf(faults), java.util.Set.copyOf(injected));
         }
     }
 
@@ -228,24 +229,27 @@ public final class ChaosRunner {
         }
     }
 
+    /**
+     * Injects faults until the run's duration is over and every fault kind has been injected at
+     * least once (a short run may take a little longer than asked, so that it covers every kind).
+     */
     private void nemesis(TestCluster cluster, Admin admin) throws Exception {
         Random random = new Random(settings.seed());
         List<Fault> round = new ArrayList<>();
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.durationMs());
-        while (System.nanoTime() < end) {
+        while (System.nanoTime() < end || !injected.containsAll(settings.faults())) {
             long wait = settings.faultEveryMinMs()
                     + (long) (random.nextDouble() * (settings.faultEveryMaxMs() - settings.faultEveryMinMs()));
-            Thread.sleep(Math.min(wait, Math.max(0, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
-            if (System.nanoTime() >= end) {
-                break;
-            }
+            Thread.sleep(wait);
             if (round.isEmpty()) {
-                // every fault once per round, in a seeded order, so that even a short run meets most kinds
+                // every fault once per round, in a seeded order, so that even a short run meets every kind
                 round.addAll(settings.faults());
                 java.util.Collections.shuffle(round, random);
             }
             TestCluster.Node node = cluster.node(1 + random.nextInt(cluster.nodes().size()));
-            inject(round.remove(0), node, cluster, admin, random);
+            Fault fault = round.remove(0);
+            inject(fault, node, cluster, admin, random);
+            injected.add(fault);
             // one faulty node at a time: wait until it is back in every ISR before the next fault
             awaitFullIsr(admin, 90_000);
         }
