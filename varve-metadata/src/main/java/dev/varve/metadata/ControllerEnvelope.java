@@ -1,5 +1,6 @@
 package dev.varve.metadata;
 
+import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -17,9 +18,13 @@ import java.util.Set;
  * classes at the version the sender chose.
  *
  * <pre>
- *   request:  int16 apiKey | int16 version | XxxRequestData written at that version
+ *   request:  [int16 -2 | uuid requestId] int16 apiKey | int16 version | XxxRequestData written at that version
  *   response:                                XxxResponseData written at the request's version
  * </pre>
+ *
+ * <p>The request id (optional; absent means {@link Uuid#ZERO_UUID}) names one command across all its
+ * attempts: the sender picks it once and sends it again with every retry, and the controller answers a
+ * command it already decided with that first answer ({@link dev.varve.metadata.MetadataRecord.CommandReply}).
  *
  * <p>The response has no header: the caller knows the key and version it asked with. Decoding trusts
  * nothing: an unsupported key or version, a count or length larger than the bytes present, a buffer cut
@@ -38,9 +43,15 @@ public final class ControllerEnvelope {
 
     /** Size of the request header: api key and version. */
     static final int HEADER_BYTES = 4;
+    /** The first two bytes of a request that carries a request id (no api key is negative). */
+    static final short REQUEST_ID_MARKER = -2;
+    static final int REQUEST_ID_BYTES = 2 + 16;
 
-    /** One decoded command: the request body read at {@code version}. */
-    public record Request(ApiKeys key, short version, ApiMessage data) {
+    /** One decoded command: the request body read at {@code version}; {@code requestId} is ZERO_UUID when none was sent. */
+    public record Request(ApiKeys key, short version, ApiMessage data, Uuid requestId) {
+        public boolean hasRequestId() {
+            return !Uuid.ZERO_UUID.equals(requestId);
+        }
     }
 
     private ControllerEnvelope() {
@@ -54,11 +65,22 @@ public final class ControllerEnvelope {
      * @throws org.apache.kafka.common.errors.UnsupportedVersionException when {@code data} sets a field the version cannot carry
      */
     public static byte[] encodeRequest(ApiKeys key, short version, ApiMessage data) {
+        return encodeRequest(key, version, data, Uuid.ZERO_UUID);
+    }
+
+    /** Encodes a command with the request id all its attempts share (ZERO_UUID: none). */
+    public static byte[] encodeRequest(ApiKeys key, short version, ApiMessage data, Uuid requestId) {
         checkSupported(key, version);
         checkClass(key.messageType.newRequest(), data, key);
         ObjectSerializationCache cache = new ObjectSerializationCache();
         int size = data.size(cache, version);
-        ByteBuffer buf = ByteBuffer.allocate(HEADER_BYTES + size);
+        boolean withId = requestId != null && !Uuid.ZERO_UUID.equals(requestId);
+        ByteBuffer buf = ByteBuffer.allocate((withId ? REQUEST_ID_BYTES : 0) + HEADER_BYTES + size);
+        if (withId) {
+            buf.putShort(REQUEST_ID_MARKER);
+            buf.putLong(requestId.getMostSignificantBits());
+            buf.putLong(requestId.getLeastSignificantBits());
+        }
         buf.putShort(key.id);
         buf.putShort(version);
         data.write(new ByteBufferAccessor(buf), cache, version);
@@ -77,6 +99,18 @@ public final class ControllerEnvelope {
                     + " bytes is shorter than its " + HEADER_BYTES + "-byte header");
         }
         ByteBuffer buf = ByteBuffer.wrap(bytes);
+        Uuid requestId = Uuid.ZERO_UUID;
+        if (buf.getShort(0) == REQUEST_ID_MARKER) {
+            if (bytes.length < REQUEST_ID_BYTES + HEADER_BYTES) {
+                throw new InvalidRequestException("Controller request of " + bytes.length + " bytes is shorter than its "
+                        + (REQUEST_ID_BYTES + HEADER_BYTES) + "-byte header");
+            }
+            buf.getShort();
+            requestId = new Uuid(buf.getLong(), buf.getLong());
+            if (Uuid.ZERO_UUID.equals(requestId)) {
+                throw new InvalidRequestException("Controller request with a zero request id");
+            }
+        }
         short id = buf.getShort();
         short version = buf.getShort();
         if (!ApiKeys.hasId(id)) {
@@ -86,7 +120,7 @@ public final class ControllerEnvelope {
         checkSupported(key, version);
         ApiMessage data = key.messageType.newRequest();
         read(data, key, version, buf, "request");
-        return new Request(key, version, data);
+        return new Request(key, version, data, requestId);
     }
 
     /**

@@ -268,6 +268,48 @@ public sealed interface MetadataRecord {
         }
     }
 
+    /**
+     * The answer a controller command got, committed in the same Raft entry as the records it decided,
+     * so that a retry of that command (same {@code requestId}) is answered with it instead of being
+     * decided again, by this controller or the next one. Changes nothing in the image and is not part
+     * of snapshots; {@code MetadataLoader} keeps the most recent ones.
+     *
+     * @param response the encoded {@code XxxResponseData}, at the version of the request
+     */
+    record CommandReply(Uuid requestId, byte[] response) implements MetadataRecord {
+        public CommandReply {
+            if (requestId == null || Uuid.ZERO_UUID.equals(requestId)) {
+                throw new IllegalArgumentException("request id must be set");
+            }
+            response = response.clone();
+        }
+
+        @Override
+        public byte[] response() {
+            return response.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof CommandReply c && requestId.equals(c.requestId) && java.util.Arrays.equals(response, c.response);
+        }
+
+        @Override
+        public int hashCode() {
+            return 31 * requestId.hashCode() + java.util.Arrays.hashCode(response);
+        }
+
+        @Override
+        public String toString() {
+            return "CommandReply(" + requestId + ", " + response.length + " bytes)";
+        }
+
+        @Override
+        public short typeId() {
+            return 12;
+        }
+    }
+
     private static List<Integer> copyOrNull(List<Integer> list) {
         return list == null ? null : List.copyOf(list);
     }

@@ -1,6 +1,7 @@
 package dev.varve.metadata;
 
 import dev.varve.metadata.MetadataRecord.BeginControlledShutdown;
+import dev.varve.metadata.MetadataRecord.CommandReply;
 import dev.varve.metadata.MetadataRecord.ConfigRecord;
 import dev.varve.metadata.MetadataRecord.Endpoint;
 import dev.varve.metadata.MetadataRecord.FenceBroker;
@@ -33,6 +34,7 @@ import java.util.zip.CRC32C;
  *   record  := type:int16  length:int32  payload{length}
  *   string  := length:int16 (-1 = null)  UTF-8 bytes          ints := count:int32 (-1 = null)  int32{count}
  *   uuid    := 16 bytes                                        bool := byte 0 | 1
+ *   bytes   := length:int32  bytes{length}
  * </pre>
  *
  * All integers big-endian. Payloads list the record's components in declaration order.
@@ -194,6 +196,9 @@ public final class MetadataRecordSerde {
             w.putInt(r.brokerId());
             w.putLong(r.brokerEpoch());
             w.putLong(r.nextProducerId());
+        } else if (record instanceof CommandReply r) {
+            w.putUuid(r.requestId());
+            w.putBytes(r.response());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -265,6 +270,8 @@ public final class MetadataRecordSerde {
             }
             case 11:
                 return new ProducerIdBlock(r.getInt(), r.getLong(), r.getLong());
+            case 12:
+                return new CommandReply(r.getUuid(), r.getBytes());
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }
@@ -339,6 +346,12 @@ public final class MetadataRecordSerde {
                 throw new IllegalArgumentException("string of " + b.length + " bytes is too long for a metadata record");
             }
             putShort((short) b.length);
+            ensure(b.length);
+            buf.put(b);
+        }
+
+        void putBytes(byte[] b) {
+            putInt(b.length);
             ensure(b.length);
             buf.put(b);
         }
@@ -419,6 +432,16 @@ public final class MetadataRecordSerde {
             } catch (CharacterCodingException e) {
                 throw new CorruptMetadataException("string is not valid UTF-8");
             }
+        }
+
+        byte[] getBytes() {
+            int n = buf.getInt();
+            if (n < 0 || n > buf.remaining()) {
+                throw new CorruptMetadataException("byte string length " + n + " exceeds the " + buf.remaining() + " bytes left");
+            }
+            byte[] b = new byte[n];
+            buf.get(b);
+            return b;
         }
 
         List<Integer> getInts() {

@@ -36,7 +36,11 @@ public final class LogFileNames {
 
     /** The 20-digit zero-padded form of an offset, as in {@code 00000000000000000042.log}. */
     public static String filenamePrefix(long offset) {
-        return String.format("%020d", offset);
+        if (offset < 0) {
+            return String.format("%020d", offset);
+        }
+        String digits = Long.toString(offset);
+        return "00000000000000000000".substring(digits.length()) + digits;
     }
 
     public static File logFile(File dir, long baseOffset) {

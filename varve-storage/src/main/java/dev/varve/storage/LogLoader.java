@@ -93,13 +93,12 @@ final class LogLoader {
         boolean hasData = logFiles.values().stream().anyMatch(f -> f.length() > 0);
         try {
             epochCache = LeaderEpochCache.load(dir);
-            if (!new File(dir, LogFileNames.LEADER_EPOCH_CHECKPOINT).exists()) {
-                // Every log writes its (possibly empty) checkpoint when created: a missing one with
-                // data present was lost (it is not fsynced on every change).
-                rebuildEpochs = hasData;
-                if (hasData) {
-                    LOG.warn("{}: the leader epoch checkpoint is missing; rebuilding it from the log", tp);
-                }
+            if (hasData && !new File(dir, LogFileNames.LEADER_EPOCH_CHECKPOINT).exists()) {
+                // The checkpoint is written with the first epoch assigned (the first batch, or becoming
+                // leader): a missing one with data present was lost (it is not fsynced on every change).
+                // A new, empty log writes none: thousands of new partitions must not cost a file each.
+                rebuildEpochs = true;
+                LOG.warn("{}: the leader epoch checkpoint is missing; rebuilding it from the log", tp);
                 epochCache.clear();
             }
         } catch (CorruptCheckpointException e) {

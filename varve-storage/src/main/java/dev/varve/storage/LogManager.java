@@ -53,7 +53,14 @@ public final class LogManager implements AutoCloseable {
     /** Absolute paths of log directories where a write failed (see {@link #failedLogDirs()}). */
     private final Set<String> failedDirs = ConcurrentHashMap.newKeySet();
     private final List<Runnable> failureListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final Object createLock = new Object();
+    /** Creation and deletion of one partition's log hold its stripe; close() holds the write lock. */
+    private final Object[] createLocks = new Object[64];
+    private final java.util.concurrent.locks.ReentrantReadWriteLock lifecycleLock = new java.util.concurrent.locks.ReentrantReadWriteLock();
+    {
+        for (int i = 0; i < createLocks.length; i++) {
+            createLocks[i] = new Object();
+        }
+    }
     /** Null when log.cleaner.enable is false. */
     private final LogCleanerManager cleaner;
     private volatile boolean started;
@@ -165,28 +172,39 @@ public final class LogManager implements AutoCloseable {
         if (existing != null) {
             return existing;
         }
-        synchronized (createLock) {
-            ensureOpen();
-            existing = logs.get(tp);
-            if (existing != null) {
-                return existing;
+        // Creations of different partitions run in parallel (a broker taking on a topic of thousands of
+        // partitions creates them from several threads); the read lock keeps close() out meanwhile.
+        lifecycleLock.readLock().lock();
+        try {
+            synchronized (stripe(tp)) {
+                ensureOpen();
+                existing = logs.get(tp);
+                if (existing != null) {
+                    return existing;
+                }
+                if (offline.contains(tp)) {
+                    throw new KafkaStorageException(tp + " is offline");
+                }
+                File parent = leastLoadedDir();
+                File dir = new File(parent, LogFileNames.dirName(tp));
+                try {
+                    // The new directory's entry in its parent is fsynced by the log's first flush.
+                    PartitionLog log = PartitionLog.open(dir, tp, topicConfigs.apply(tp.topic()), time, scheduler);
+                    watch(log);
+                    logs.put(tp, log);
+                    return log;
+                } catch (IOException e) {
+                    markFailed(parent, e);
+                    throw new KafkaStorageException("cannot create log " + dir, e);
+                }
             }
-            if (offline.contains(tp)) {
-                throw new KafkaStorageException(tp + " is offline");
-            }
-            File parent = leastLoadedDir();
-            File dir = new File(parent, LogFileNames.dirName(tp));
-            try {
-                // The new directory's entry in its parent is fsynced by the log's first flush.
-                PartitionLog log = PartitionLog.open(dir, tp, topicConfigs.apply(tp.topic()), time, scheduler);
-                watch(log);
-                logs.put(tp, log);
-                return log;
-            } catch (IOException e) {
-                markFailed(parent, e);
-                throw new KafkaStorageException("cannot create log " + dir, e);
-            }
+        } finally {
+            lifecycleLock.readLock().unlock();
         }
+    }
+
+    private Object stripe(TopicPartition tp) {
+        return createLocks[Math.floorMod(tp.hashCode(), createLocks.length)];
     }
 
     private File leastLoadedDir() {
@@ -303,7 +321,7 @@ public final class LogManager implements AutoCloseable {
             cleaner.abortAndPause(tp); // a round in progress stops before the directory moves
         }
         PartitionLog log;
-        synchronized (createLock) {
+        synchronized (stripe(tp)) {
             log = logs.remove(tp);
         }
         if (log == null) {
@@ -437,11 +455,14 @@ public final class LogManager implements AutoCloseable {
      */
     @Override
     public void close() throws IOException {
-        synchronized (createLock) {
+        lifecycleLock.writeLock().lock();
+        try {
             if (closed) {
                 return;
             }
             closed = true;
+        } finally {
+            lifecycleLock.writeLock().unlock();
         }
         if (cleaner != null) {
             cleaner.shutdown(); // waits for rounds in progress to stop; none leaves a swap behind

@@ -23,20 +23,22 @@ import java.util.concurrent.CompletableFuture;
  * thread; both deliver under this object's lock, in offset order, never the same image twice.
  */
 final class CatchUpGate implements MetadataLoader.ImageListener {
-    private final MetadataLoader loader;
+    private final java.util.function.Supplier<MetadataImage> current;
     private final MetadataLoader.ImageListener target;
     private boolean open;
     private MetadataImage delivered = MetadataImage.EMPTY;
 
-    CatchUpGate(MetadataLoader loader, MetadataLoader.ImageListener target, CompletableFuture<Void> caughtUp) {
-        this.loader = loader;
+    /** @param current the newest image this gate's source has delivered (handed over when the gate opens) */
+    CatchUpGate(java.util.function.Supplier<MetadataImage> current, MetadataLoader.ImageListener target,
+                CompletableFuture<Void> caughtUp) {
+        this.current = current;
         this.target = target;
         caughtUp.thenRun(this::openGate);
     }
 
     private synchronized void openGate() {
         open = true;
-        deliver(loader.image());
+        deliver(current.get());
     }
 
     @Override

@@ -56,6 +56,7 @@ public final class ClusterServices implements AutoCloseable {
 
     private final BrokerConfig config;
     private final MetadataLoader loader = new MetadataLoader();
+    private final MetadataPublisher publisher;
     private final ControllerChannel channel;
     private final ClusterReplicaManager replicas;
     private final QuorumController controller;
@@ -83,6 +84,7 @@ public final class ClusterServices implements AutoCloseable {
                            List<BrokerConfig.Endpoint> advertised,
                            List<ClusterReplicaManager.LeadershipListener> leadershipListeners) throws IOException {
         this.config = config;
+        this.publisher = new MetadataPublisher(config.nodeId());
         Map<Integer, InetSocketAddress> voters = config.quorumVoters();
         boolean voter = voters.containsKey(config.nodeId());
         File firstDir = config.logDirs().get(0);
@@ -94,10 +96,13 @@ public final class ClusterServices implements AutoCloseable {
                 .build();
 
         TopicRegistry topics = context.topics();
+        // The broker's components follow the image on the publisher's thread, never on the quorum's apply
+        // thread: commits must not wait for logs to be created.
+        loader.addListener(publisher);
         // 1. the topic registry (and log configs) follow the image
-        loader.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
+        publisher.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), loader, 30_000);
+        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), 30_000);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
@@ -112,15 +117,15 @@ public final class ClusterServices implements AutoCloseable {
         ReplicationQuotas quotas = new ReplicationQuotas(config.nodeId(), Time.SYSTEM);
         fetchers.setQuotas(quotas);
         replicas.setQuotas(quotas);
-        loader.addListener((previous, next) -> {
+        publisher.addListener((previous, next) -> {
             if (!previous.allConfigs().equals(next.allConfigs()) || !previous.topicsByName().keySet().equals(next.topicsByName().keySet())) {
                 quotas.update(next);
             }
         });
         // replicas act only on the caught-up image, never on the historical ones replayed at start-up
-        loader.addListener(new CatchUpGate(loader, replicas, lifecycle.caughtUp()));
+        publisher.addListener(new CatchUpGate(publisher::published, replicas, lifecycle.caughtUp()));
         // 3. requests waiting for an offset are answered after the image is fully applied
-        loader.addListener(channel);
+        publisher.addListener(channel);
         context.replicaManager().setCluster(replicas);
         context.setAutoCreate(this::autoCreate);
 
@@ -294,6 +299,7 @@ public final class ClusterServices implements AutoCloseable {
         if (follower != null) {
             follower.close();
         }
+        publisher.close();
         channel.close();
     }
 

@@ -30,7 +30,6 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
     private static final long RETRY_BACKOFF_MS = 100;
 
     private final ControllerClient client;
-    private final MetadataLoader loader;
     private final long timeoutMs;
     private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
         Thread t = new Thread(r, "controller-channel-timer");
@@ -42,12 +41,17 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
     private record OffsetWaiter(long offset, CompletableFuture<Void> future) {
     }
 
-    public ControllerChannel(ControllerClient client, MetadataLoader loader, long timeoutMs) {
+    /**
+     * The channel must be given every image this broker has fully applied ({@link #onImage}); until the
+     * first one, {@link #awaitMetadata} waits.
+     */
+    public ControllerChannel(ControllerClient client, long timeoutMs) {
         this.client = client;
-        this.loader = loader;
         this.timeoutMs = timeoutMs;
-        loader.addListener(this);
     }
+
+    /** The offset of the newest image this broker has fully applied. */
+    private volatile long appliedOffset = -1;
 
     /**
      * Sends {@code request} (at the latest version) and completes with the controller's response; fails
@@ -58,9 +62,14 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
         return send(key, key.latestVersion(), request);
     }
 
-    /** Sends {@code request} at {@code version} (a client's request forwarded as it came). */
+    /**
+     * Sends {@code request} at {@code version} (a client's request forwarded as it came). Every attempt
+     * carries the same request id, so the controller decides the command once however often it is
+     * retried here or in the Ratis client (a slow CreateTopics retried must not answer
+     * TOPIC_ALREADY_EXISTS for the topic its first attempt created).
+     */
     public CompletableFuture<Reply> send(ApiKeys key, short version, ApiMessage request) {
-        byte[] command = ControllerEnvelope.encodeRequest(key, version, request);
+        byte[] command = ControllerEnvelope.encodeRequest(key, version, request, org.apache.kafka.common.Uuid.randomUuid());
         CompletableFuture<Reply> result = new CompletableFuture<>();
         // completed by hand, not with thenApply: callers see the controller's own exception, unwrapped
         sendRaw(command, timeoutMs).whenComplete((reply, error) -> {
@@ -121,13 +130,13 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
     /** Completes once this broker's image has reached {@code offset} (at once if it has). */
     public CompletableFuture<Void> awaitMetadata(long offset) {
         CompletableFuture<Void> f = new CompletableFuture<>();
-        if (loader.image().offset() >= offset) {
+        if (appliedOffset >= offset) {
             f.complete(null);
             return f;
         }
         OffsetWaiter w = new OffsetWaiter(offset, f);
         waiters.add(w);
-        if (loader.image().offset() >= offset) { // raced with an image
+        if (appliedOffset >= offset) { // raced with an image
             waiters.remove(w);
             f.complete(null);
         }
@@ -140,6 +149,7 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
 
     @Override
     public void onImage(MetadataImage previous, MetadataImage next) {
+        appliedOffset = next.offset();
         for (OffsetWaiter w : waiters) {
             if (next.offset() >= w.offset()) {
                 waiters.remove(w);

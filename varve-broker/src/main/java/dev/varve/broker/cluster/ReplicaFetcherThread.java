@@ -182,7 +182,8 @@ final class ReplicaFetcherThread extends Thread {
             lock.unlock();
         }
         if (!added.isEmpty()) {
-            LOG.info("{}added {}", prefix, added.stream().map(p -> p.tp() + "@epoch " + p.leaderEpoch()).toList());
+            LOG.info("{}added {} partition(s)", prefix, added.size());
+            LOG.debug("{}added {}", prefix, added.stream().map(p -> p.tp() + "@epoch " + p.leaderEpoch()).toList());
         }
     }
 
@@ -393,6 +394,7 @@ final class ReplicaFetcherThread extends Thread {
         Map<TopicPartition, FetchResponseData.PartitionData> data =
                 body.responseData(topicNames, response.requestHeader().apiVersion());
         long now = time.milliseconds();
+        notLeaderYet.clear();
         lock.lock();
         try {
             for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
@@ -411,7 +413,17 @@ final class ReplicaFetcherThread extends Thread {
         } finally {
             lock.unlock();
         }
+        if (!notLeaderYet.isEmpty()) {
+            // one line per answer, not per partition: a leader taking on thousands of partitions answers
+            // NOT_LEADER_OR_FOLLOWER for all of them until it has applied the same metadata
+            LOG.info("{}{} partition(s) not served by the leader yet ({}, ...: {}); retrying in {} ms (until metadata moves them)",
+                    prefix, notLeaderYet.size(), notLeaderYet.get(0).tp(), notLeaderYetError, config.fetchBackoffMs());
+        }
     }
+
+    /** Fetcher thread only: partitions of the last answer the leader does not serve (yet), for one summary line. */
+    private final List<PartitionState> notLeaderYet = new ArrayList<>();
+    private Errors notLeaderYetError = Errors.NONE;
 
     private void handlePartition(PartitionState s, FetchResponseData.PartitionData pd, long now) {
         Errors error = Errors.forCode(pd.errorCode());
@@ -427,8 +439,10 @@ final class ReplicaFetcherThread extends Thread {
             case OFFSET_OUT_OF_RANGE -> s.outOfRange = true;
             case NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
                  UNKNOWN_TOPIC_ID, REPLICA_NOT_AVAILABLE, LEADER_NOT_AVAILABLE -> {
-                LOG.info("{}{} at leader epoch {}: {}; retrying in {} ms (until metadata moves it)", prefix, s.tp(),
+                LOG.debug("{}{} at leader epoch {}: {}; retrying in {} ms (until metadata moves it)", prefix, s.tp(),
                         s.target.leaderEpoch(), error, config.fetchBackoffMs());
+                notLeaderYet.add(s);
+                notLeaderYetError = error;
                 s.retryAtMs = now + config.fetchBackoffMs();
             }
             default -> {

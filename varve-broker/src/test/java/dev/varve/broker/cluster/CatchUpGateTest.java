@@ -26,7 +26,7 @@ class CatchUpGateTest {
 
     @Test
     void replayedImagesAreHeldBackAndTheCaughtUpImageIsDeliveredOnce() {
-        loader.addListener(new CatchUpGate(loader, (previous, next) -> seen.add(new long[]{previous.offset(), next.offset()}), caughtUp));
+        loader.addListener(new CatchUpGate(loader::image, (previous, next) -> seen.add(new long[]{previous.offset(), next.offset()}), caughtUp));
         for (int id = 1; id <= 3; id++) {
             commit(id, id);
         }
@@ -43,7 +43,7 @@ class CatchUpGateTest {
     @Test
     void aCatchUpBeforeAnyImageDeliversTheFirstImageWhenItComes() {
         caughtUp.complete(null);
-        loader.addListener(new CatchUpGate(loader, (previous, next) -> seen.add(new long[]{previous.offset(), next.offset()}), caughtUp));
+        loader.addListener(new CatchUpGate(loader::image, (previous, next) -> seen.add(new long[]{previous.offset(), next.offset()}), caughtUp));
         commit(1, 1);
         assertThat(seen).containsExactly(new long[]{-1, 1});
     }

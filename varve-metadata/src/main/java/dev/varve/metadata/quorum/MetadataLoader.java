@@ -62,10 +62,44 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
         return leaderId;
     }
 
+    /** Answers to recent controller commands kept for their retries ({@link #replyTo}). */
+    static final int RETAINED_REPLIES = 8192;
+    static final long RETAINED_REPLY_BYTES = 32L * 1024 * 1024;
+
+    /** The committed answer to a controller command: its response bytes and the entry's offset. */
+    public record CommittedReply(long offset, byte[] response) {
+    }
+
+    // Guarded by "this": answers to recent commands by request id, oldest first.
+    private final java.util.LinkedHashMap<org.apache.kafka.common.Uuid, CommittedReply> replies = new java.util.LinkedHashMap<>();
+    private long replyBytes;
+
+    /**
+     * The answer committed for the command with {@code requestId}, if it was decided recently (the last
+     * {@value #RETAINED_REPLIES} commands that changed metadata, within {@value #RETAINED_REPLY_BYTES}
+     * bytes, since this node last loaded a snapshot).
+     */
+    public synchronized java.util.Optional<CommittedReply> replyTo(org.apache.kafka.common.Uuid requestId) {
+        return java.util.Optional.ofNullable(replies.get(requestId));
+    }
+
     @Override
     public void onCommitted(long index, long term, byte[] entry) {
-        MetadataImage next = image.apply(index, MetadataRecordSerde.deserialize(entry));
+        List<dev.varve.metadata.MetadataRecord> records = MetadataRecordSerde.deserialize(entry);
+        MetadataImage next = image.apply(index, records);
         synchronized (this) {
+            for (dev.varve.metadata.MetadataRecord r : records) {
+                if (r instanceof dev.varve.metadata.MetadataRecord.CommandReply reply) {
+                    byte[] bytes = reply.response();
+                    CommittedReply old = replies.put(reply.requestId(), new CommittedReply(index, bytes));
+                    replyBytes += bytes.length - (old == null ? 0 : old.response().length);
+                }
+            }
+            var it = replies.values().iterator();
+            while (it.hasNext() && (replies.size() > RETAINED_REPLIES || replyBytes > RETAINED_REPLY_BYTES)) {
+                replyBytes -= it.next().response().length;
+                it.remove();
+            }
             recent.put(index, entry);
             recentBytes += entry.length;
             while (recent.size() > retainedEntries || recentBytes > retainedBytes) {

@@ -2,6 +2,8 @@ package dev.varve.metadata.quorum;
 
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.List;
+import java.util.ArrayList;
 import java.util.OptionalInt;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -17,6 +19,7 @@ import dev.varve.metadata.ControllerEnvelope;
 import dev.varve.metadata.ControllerLogic;
 import dev.varve.metadata.ControllerResult;
 import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecord;
 import dev.varve.metadata.MetadataRecordSerde;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.protocol.ApiMessage;
@@ -31,11 +34,18 @@ import org.slf4j.LoggerFactory;
  * fences brokers whose sessions expire, deciding with {@link ControllerLogic} and committing the records
  * through {@link MetadataQuorum#append}.
  *
- * <p><b>One decision at a time.</b> Everything runs on one event thread, and a command is decided only
- * after the previous decision's records were committed and applied to the local image, so every
- * decision sees every earlier one (two CreateTopics of one name, two producer-id blocks, can never
- * both succeed). Decisions without records (most heartbeats) are answered at once. A new term starts
- * with fresh heartbeat sessions (brokers get a full session timeout to reach the new controller).
+ * <p><b>Decisions in order, committed in batches.</b> Everything runs on one event thread. Commands that
+ * arrive while an entry is being committed wait; then all of them are decided in arrival order, each on
+ * the image including the decisions before it, and their records go into one entry (group commit), so
+ * every decision sees every earlier one (two CreateTopics of one name, two producer-id blocks, can never
+ * both succeed) and a burst of commands costs one quorum round trip. Batches without records (most
+ * heartbeats) are answered at once. A new term starts with fresh heartbeat sessions (brokers get a full
+ * session timeout to reach the new controller).
+ *
+ * <p><b>Retries.</b> A command carrying a request id ({@link ControllerEnvelope}) is decided once: a
+ * retry that arrives while it waits or commits joins it, and a retry after the commit, at this or any
+ * later controller, gets the committed answer ({@link MetadataRecord.CommandReply},
+ * {@link MetadataLoader#replyTo}).
  *
  * <p>If an append fails (leadership lost, timeout), the entry may still commit later; the controller
  * answers the command with the error and decides nothing more until the quorum re-announces this node
@@ -61,7 +71,9 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     private boolean active;
     private long activeTerm = -1;
     private boolean inFlight;
-    private final Deque<Runnable> waiting = new ArrayDeque<>();
+    private final Deque<Pending> waiting = new ArrayDeque<>();
+    /** Commands with a request id that are waiting or being committed, by id (their retries join them). */
+    private final java.util.Map<org.apache.kafka.common.Uuid, CompletableFuture<byte[]>> pendingById = new java.util.HashMap<>();
     private ScheduledFuture<?> ticker;
     /** After a failed append: the leader's last log index then; active again once applied up to it. */
     private long recoverAtIndex = -1;
@@ -104,6 +116,11 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     public boolean isActive() {
         return active;
     }
+
+    /** At most this many commands are decided into one metadata entry. */
+    static final int MAX_COMMANDS_PER_ENTRY = 1000;
+    /** No more commands join an entry once it holds this many records (one decision may exceed it). */
+    static final int MAX_RECORDS_PER_ENTRY = 5000;
 
     /** How long a metadata fetch with nothing new waits for a change (below the brokers' attempt timeout). */
     static final long FETCH_MAX_WAIT_MS = 400;
@@ -190,9 +207,9 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         apis = null;
         logic = null;
         // queued commands go back to their senders, who retry at the new leader
-        Runnable r;
-        while ((r = waiting.poll()) != null) {
-            r.run();
+        Pending p;
+        while ((p = waiting.poll()) != null) {
+            finish(p, ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " resigned").encode());
         }
     }
 
@@ -211,30 +228,106 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " is not the active controller").encode());
             return;
         }
-        if (inFlight) {
-            waiting.add(() -> serve(command, result));
-            return;
-        }
         ControllerEnvelope.Request request;
-        ControllerResult<ApiMessage> decision;
         try {
             request = ControllerEnvelope.decodeRequest(command);
-            decision = apis.handle(loader.image(), request.key(), request.data(), time.milliseconds());
         } catch (ApiException e) {
             result.complete(ControllerReply.error(Errors.forException(e), e.getMessage()).encode());
             return;
-        } catch (RuntimeException e) {
-            LOG.error("controller failed to decide a command", e);
-            result.complete(ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
-            return;
         }
-        byte[] response = ControllerEnvelope.encodeResponse(request.key(), request.version(), decision.response());
-        if (decision.records().isEmpty()) {
-            result.complete(ControllerReply.ok(loader.image().offset(), response).encode());
-            return;
+        if (request.hasRequestId()) {
+            // A retry of a command this controller is deciding, or one already committed (by any
+            // controller): it gets the first attempt's answer, never a second decision.
+            CompletableFuture<byte[]> first = pendingById.get(request.requestId());
+            if (first != null) {
+                first.whenComplete((bytes, error) -> result.complete(bytes));
+                return;
+            }
+            java.util.Optional<MetadataLoader.CommittedReply> committed = loader.replyTo(request.requestId());
+            if (committed.isPresent()) {
+                result.complete(ControllerReply.ok(committed.get().offset(), committed.get().response()).encode());
+                return;
+            }
+            pendingById.put(request.requestId(), result);
         }
-        commit(decision, offset -> result.complete(ControllerReply.ok(offset, response).encode()),
-                error -> result.complete(ControllerReply.error(error, "the metadata change may not have been committed").encode()));
+        waiting.add(new Pending(request, result));
+        drain();
+    }
+
+    /** A command waiting for its decision, or decided and waiting for its records to commit. */
+    private record Pending(ControllerEnvelope.Request request, CompletableFuture<byte[]> result) {
+    }
+
+    /** Event thread only: completes a command's future and forgets its request id. */
+    private void finish(Pending p, byte[] reply) {
+        if (p.request().hasRequestId()) {
+            pendingById.remove(p.request().requestId(), p.result());
+        }
+        p.result().complete(reply);
+    }
+
+    /**
+     * Decides every waiting command, in arrival order, each on the image including the decisions before
+     * it, and commits all their records as one entry (group commit): a burst of commands costs one
+     * quorum round trip, not one each. The records of one decision always travel in one entry. Every
+     * command of the batch is answered once the entry is committed (a command that changed nothing may
+     * still have read the batch's uncommitted changes); a batch without records is answered at once.
+     */
+    private void drain() {
+        while (!inFlight && active && !waiting.isEmpty()) {
+            MetadataImage projected = loader.image();
+            List<MetadataRecord> records = new ArrayList<>();
+            List<Pending> decided = new ArrayList<>();
+            List<byte[]> responses = new ArrayList<>();
+            long nowMs = time.milliseconds();
+            while (!waiting.isEmpty() && decided.size() < MAX_COMMANDS_PER_ENTRY && records.size() < MAX_RECORDS_PER_ENTRY) {
+                Pending p = waiting.poll();
+                ControllerEnvelope.Request request = p.request();
+                ControllerResult<ApiMessage> decision;
+                byte[] response;
+                MetadataImage after;
+                try {
+                    decision = apis.handle(projected, request.key(), request.data(), nowMs);
+                    response = ControllerEnvelope.encodeResponse(request.key(), request.version(), decision.response());
+                    after = decision.records().isEmpty() ? projected : projected.apply(projected.offset(), decision.records());
+                } catch (ApiException e) {
+                    finish(p, ControllerReply.error(Errors.forException(e), e.getMessage()).encode());
+                    continue;
+                } catch (RuntimeException e) {
+                    LOG.error("controller failed to decide a command", e);
+                    finish(p, ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
+                    continue;
+                }
+                if (!decision.records().isEmpty()) {
+                    records.addAll(decision.records());
+                    if (request.hasRequestId()) {
+                        records.add(new MetadataRecord.CommandReply(request.requestId(), response));
+                    }
+                    projected = after;
+                }
+                decided.add(p);
+                responses.add(response);
+            }
+            if (records.isEmpty()) {
+                long offset = loader.image().offset();
+                for (int i = 0; i < decided.size(); i++) {
+                    finish(decided.get(i), ControllerReply.ok(offset, responses.get(i)).encode());
+                }
+                continue;
+            }
+            if (decided.size() > 1) {
+                LOG.debug("Committing {} decisions ({} records) in one metadata entry", decided.size(), records.size());
+            }
+            commit(records, offset -> {
+                for (int i = 0; i < decided.size(); i++) {
+                    finish(decided.get(i), ControllerReply.ok(offset, responses.get(i)).encode());
+                }
+            }, error -> {
+                for (Pending p : decided) {
+                    finish(p, ControllerReply.error(error, "the metadata change may not have been committed").encode());
+                }
+            });
+        }
     }
 
     private void tick() {
@@ -253,7 +346,7 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             ControllerResult<Set<Integer>> fenced = logic.tick(loader.image(), now);
             if (!fenced.records().isEmpty()) {
                 LOG.info("Fencing brokers {}: no heartbeat within the session timeout", fenced.response());
-                commit(fenced, offset -> { }, error -> { });
+                commit(fenced.records(), offset -> { }, error -> { });
                 return;
             }
             if (preferredElectionIntervalMs > 0 && now >= nextPreferredElectionMs) {
@@ -261,7 +354,7 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                 ControllerResult<?> balance = logic.electLeaders(loader.image(), org.apache.kafka.common.ElectionType.PREFERRED, null);
                 if (!balance.records().isEmpty()) {
                     LOG.info("Moving leadership back to preferred replicas ({} change(s))", balance.records().size());
-                    commit(balance, offset -> { }, error -> { });
+                    commit(balance.records(), offset -> { }, error -> { });
                 }
             }
         } catch (RuntimeException e) {
@@ -269,13 +362,13 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         }
     }
 
-    private void commit(ControllerResult<?> decision, java.util.function.LongConsumer onCommitted,
+    private void commit(List<? extends MetadataRecord> records, java.util.function.LongConsumer onCommitted,
                         java.util.function.Consumer<Errors> onFailed) {
         inFlight = true;
         MetadataQuorum q = quorum;
         CompletableFuture<Long> appended = q == null
                 ? CompletableFuture.failedFuture(new IllegalStateException("no quorum attached"))
-                : q.append(MetadataRecordSerde.serialize(decision.records()));
+                : q.append(MetadataRecordSerde.serialize(records));
         appended.whenComplete((index, error) -> run(() -> {
             inFlight = false;
             if (error == null) {
@@ -297,12 +390,6 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                 }
             }
         }));
-    }
-
-    private void drain() {
-        while (!inFlight && active && !waiting.isEmpty()) {
-            waiting.poll().run();
-        }
     }
 
     private boolean run(Runnable r) {

@@ -29,7 +29,9 @@ import java.nio.file.StandardOpenOption;
  * zero for a new file.
  *
  * <p>The mapping is created on first use, not when the index is opened, so thousands of partitions
- * with many closed segments cost file handles only when they are read. Subclasses define the entry
+ * with many closed segments cost file handles only when they are read. The file of a new index is
+ * created only when it is first written, flushed, trimmed (its segment becomes inactive) or closed:
+ * only the active segment of a log can lack its index files, and only while they have no entries. Subclasses define the entry
  * layout and the key they are searched by.
  *
  * <p>Thread-safety: appends and structural changes (truncate, resize, close) are made by the single
@@ -47,6 +49,10 @@ public abstract class AbstractIndex implements AutoCloseable {
     private int fileLength;
     private boolean dirty;
     private final boolean wasMissing;
+    /** The file does not exist yet (a new, empty index): nothing to map, flush or trim. */
+    private boolean absent;
+    /** Deleted with its segment: never created again. */
+    private boolean deleted;
 
     protected AbstractIndex(File file, long baseOffset, int maxIndexSizeBytes, int entrySize) throws IOException {
         if (maxIndexSizeBytes < entrySize) {
@@ -65,10 +71,12 @@ public abstract class AbstractIndex implements AutoCloseable {
             this.entries = (int) (length / entrySize);
             this.wasMissing = false;
         } else {
-            Files.createFile(file.toPath());
+            // Created on first write, flush or close, not now: a broker taking on thousands of new
+            // partitions would otherwise create two empty index files for each (Kafka's LazyIndex).
             this.fileLength = 0;
             this.entries = 0;
             this.wasMissing = true;
+            this.absent = true;
         }
     }
 
@@ -125,6 +133,7 @@ public abstract class AbstractIndex implements AutoCloseable {
 
     private MappedByteBuffer map(boolean preallocate) {
         try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
+            absent = false;
             if (preallocate && fileLength < maxIndexSizeBytes) {
                 raf.setLength(maxIndexSizeBytes);
                 fileLength = maxIndexSizeBytes;
@@ -210,6 +219,9 @@ public abstract class AbstractIndex implements AutoCloseable {
 
     /** Forces the entries (and a trim) to disk, whether or not the file is mapped. */
     public synchronized void flush() throws IOException {
+        if (absent) {
+            materialize();
+        }
         if (!dirty) {
             return;
         }
@@ -220,7 +232,16 @@ public abstract class AbstractIndex implements AutoCloseable {
         dirty = false;
     }
 
-    /** Whether the file did not exist when this index was opened (it was created empty). */
+    /** Creates the (empty) file of a new index that was never written. */
+    private void materialize() throws IOException {
+        if (absent && !deleted) {
+            Files.newByteChannel(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE).close();
+            absent = false;
+            dirty = true;
+        }
+    }
+
+    /** Whether the file did not exist when this index was opened (a new index, or one that was lost). */
     public boolean wasMissing() {
         return wasMissing;
     }
@@ -228,12 +249,14 @@ public abstract class AbstractIndex implements AutoCloseable {
     /** Cuts the file to the valid entries (used when the segment becomes inactive or closes). */
     public synchronized void trimToValidSize() throws IOException {
         resize(entries * entrySize);
+        materialize(); // an inactive segment always has its index files
     }
 
     private void resize(int newLength) throws IOException {
         if (newLength == fileLength) {
             return;
         }
+        absent = false;
         unmapQuietly();
         try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
             raf.setLength(newLength);
@@ -291,7 +314,7 @@ public abstract class AbstractIndex implements AutoCloseable {
     protected abstract void verifyEntries(ByteBuffer buffer, int fromSlot, int toSlot);
 
     public synchronized void renameTo(File target) throws IOException {
-        if (file.exists()) {
+        if (!absent && file.exists()) {
             Files.move(file.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
         }
         file = target;
@@ -299,6 +322,8 @@ public abstract class AbstractIndex implements AutoCloseable {
 
     public synchronized boolean deleteIfExists() throws IOException {
         unmapQuietly();
+        absent = true;
+        deleted = true;
         return Files.deleteIfExists(file.toPath());
     }
 
@@ -309,7 +334,7 @@ public abstract class AbstractIndex implements AutoCloseable {
 
     @Override
     public synchronized void close() throws IOException {
-        trimToValidSize();
+        trimToValidSize(); // a clean shutdown leaves every index file in place
         unmapQuietly();
     }
 

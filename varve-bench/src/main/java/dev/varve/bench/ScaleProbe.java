@@ -1,0 +1,127 @@
+package dev.varve.bench;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartitionInfo;
+
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The control-plane probes of {@code bench/scale-side-by-side.sh}, against any Kafka-protocol cluster
+ * through the stock Admin client. Every timing is printed in seconds since {@code SINCE_MS} (epoch
+ * milliseconds the script took just before the action), so the probe's own JVM start is not counted.
+ *
+ * <pre>
+ *   ScaleProbe create-ready BOOT TOPIC PARTITIONS RF TIMEOUT_S   create the topic, wait until every partition
+ *                                                                 has a leader and RF replicas in sync
+ *   ScaleProbe ready BOOT TOPIC RF SINCE_MS TIMEOUT_S            wait until every partition has a leader and RF in sync
+ *   ScaleProbe led-away BOOT TOPIC NODE SINCE_MS TIMEOUT_S       wait until no partition is led by NODE (or leaderless)
+ *   ScaleProbe creates BOOT COUNT                                COUNT one-partition RF=3 CreateTopics one at a time,
+ *                                                                 then as many DeleteTopics: "creates/s errors"
+ * </pre>
+ * Prints one line: the seconds (or the figures), or "timeout" and exits 1.
+ */
+public final class ScaleProbe {
+    private ScaleProbe() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length < 2) {
+            System.err.println("usage: ScaleProbe create-ready|ready|led-away|creates BOOT ...");
+            System.exit(2);
+        }
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, args[1]);
+        p.put(AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000);
+        p.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 60_000);
+        try (Admin admin = Admin.create(p)) {
+            switch (args[0]) {
+                case "create-ready" -> {
+                    long since = System.currentTimeMillis();
+                    String topic = args[2];
+                    int partitions = Integer.parseInt(args[3]);
+                    short rf = Short.parseShort(args[4]);
+                    admin.createTopics(List.of(new NewTopic(topic, partitions, rf))).all().get(120, TimeUnit.SECONDS);
+                    double created = (System.currentTimeMillis() - since) / 1000.0;
+                    double ready = waitFor(admin, topic, since, Long.parseLong(args[5]), d -> allInSync(d, rf));
+                    System.out.printf("%.2f %.2f%n", created, ready);
+                }
+                case "ready" -> {
+                    short rf = Short.parseShort(args[3]);
+                    System.out.printf("%.2f%n", waitFor(admin, args[2], Long.parseLong(args[4]), Long.parseLong(args[5]),
+                            d -> allInSync(d, rf)));
+                }
+                case "led-away" -> {
+                    int node = Integer.parseInt(args[3]);
+                    System.out.printf("%.2f%n", waitFor(admin, args[2], Long.parseLong(args[4]), Long.parseLong(args[5]),
+                            d -> d.partitions().stream().allMatch(tp -> tp.leader() != null && !tp.leader().isEmpty()
+                                    && tp.leader().id() != node)));
+                }
+                case "creates" -> creates(admin, Integer.parseInt(args[2]));
+                default -> {
+                    System.err.println("unknown probe " + args[0]);
+                    System.exit(2);
+                }
+            }
+        }
+    }
+
+    private static boolean allInSync(TopicDescription d, int rf) {
+        for (TopicPartitionInfo tp : d.partitions()) {
+            if (tp.leader() == null || tp.leader().isEmpty() || tp.isr().size() < rf) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static double waitFor(Admin admin, String topic, long sinceMs, long timeoutS,
+                                  java.util.function.Predicate<TopicDescription> done) throws InterruptedException {
+        long deadline = System.currentTimeMillis() + timeoutS * 1000;
+        while (System.currentTimeMillis() < deadline) {
+            try {
+                Map<String, TopicDescription> d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS);
+                if (done.test(d.get(topic))) {
+                    return (System.currentTimeMillis() - sinceMs) / 1000.0;
+                }
+            } catch (Exception e) {
+                // a broker just died or is starting: ask again
+            }
+            Thread.sleep(100);
+        }
+        System.out.println("timeout");
+        System.exit(1);
+        return -1;
+    }
+
+    private static void creates(Admin admin, int count) {
+        String prefix = "probe-" + System.nanoTime() + "-";
+        int errors = 0;
+        long start = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            try {
+                admin.createTopics(List.of(new NewTopic(prefix + i, 1, (short) 3))).all().get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                errors++;
+                System.err.println("create " + prefix + i + ": " + e.getMessage());
+            }
+        }
+        double createSeconds = (System.nanoTime() - start) / 1e9;
+        start = System.nanoTime();
+        for (int i = 0; i < count; i++) {
+            try {
+                admin.deleteTopics(List.of(prefix + i)).all().get(60, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                errors++;
+                System.err.println("delete " + prefix + i + ": " + e.getMessage());
+            }
+        }
+        double deleteSeconds = (System.nanoTime() - start) / 1e9;
+        System.out.printf("%.1f %.1f %d%n", count / createSeconds, count / deleteSeconds, errors);
+    }
+}
