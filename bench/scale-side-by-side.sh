@@ -96,10 +96,10 @@ PEER_DATA=$work/kafka "$peer" stop >/dev/null
 # ------------------------------------------------------------------- one node, many partitions
 echo "== one node, $single partitions" >&2
 single_steps() { # $1 name $2 boot $3 pid fn $4 restart fn (returns after starting)
-  probe create-ready "$2" many "$single" 1 600 >> "$work/log"
+  probe create-ready "$2" "many*$(( (single + 999) / 1000 ))" "$single" 1 600 >> "$work/log"
   local since t
   since=$(now_ms); $4
-  t=$(probe ready "$2" many 1 "$since" 600)
+  t=$(probe ready "$2" "many*$(( (single + 999) / 1000 ))" 1 "$since" 600)
   sleep 5
   echo "$t $(heap_mb "$($3)") $(rss_mb "$($3)")"
 }

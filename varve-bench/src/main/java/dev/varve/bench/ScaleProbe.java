@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  *   ScaleProbe creates BOOT COUNT                                COUNT one-partition RF=3 CreateTopics one at a time,
  *                                                                 then as many DeleteTopics: "creates/s errors"
  * </pre>
+ * A TOPIC of the form {@code NAME*K} means K topics NAME-0 .. NAME-(K-1) sharing the PARTITIONS (Kafka
+ * refuses one CreateTopics of more than 10,000 partitions records, so 10,000 partitions are ten topics).
  * Prints one line: the seconds (or the figures), or "timeout" and exits 1.
  */
 public final class ScaleProbe {
@@ -43,12 +45,13 @@ public final class ScaleProbe {
             switch (args[0]) {
                 case "create-ready" -> {
                     long since = System.currentTimeMillis();
-                    String topic = args[2];
-                    int partitions = Integer.parseInt(args[3]);
+                    List<String> topics = topics(args[2]);
+                    int partitions = Integer.parseInt(args[3]) / topics.size();
                     short rf = Short.parseShort(args[4]);
-                    admin.createTopics(List.of(new NewTopic(topic, partitions, rf))).all().get(120, TimeUnit.SECONDS);
+                    admin.createTopics(topics.stream().map(t -> new NewTopic(t, partitions, rf)).toList()).all()
+                            .get(300, TimeUnit.SECONDS);
                     double created = (System.currentTimeMillis() - since) / 1000.0;
-                    double ready = waitFor(admin, topic, since, Long.parseLong(args[5]), d -> allInSync(d, rf));
+                    double ready = waitFor(admin, args[2], since, Long.parseLong(args[5]), d -> allInSync(d, rf));
                     System.out.printf("%.2f %.2f%n", created, ready);
                 }
                 case "ready" -> {
@@ -80,13 +83,24 @@ public final class ScaleProbe {
         return true;
     }
 
-    private static double waitFor(Admin admin, String topic, long sinceMs, long timeoutS,
+    private static List<String> topics(String spec) {
+        int star = spec.indexOf('*');
+        if (star < 0) {
+            return List.of(spec);
+        }
+        String name = spec.substring(0, star);
+        int k = Integer.parseInt(spec.substring(star + 1));
+        return java.util.stream.IntStream.range(0, k).mapToObj(i -> name + "-" + i).toList();
+    }
+
+    private static double waitFor(Admin admin, String spec, long sinceMs, long timeoutS,
                                   java.util.function.Predicate<TopicDescription> done) throws InterruptedException {
         long deadline = System.currentTimeMillis() + timeoutS * 1000;
+        List<String> topics = topics(spec);
         while (System.currentTimeMillis() < deadline) {
             try {
-                Map<String, TopicDescription> d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS);
-                if (done.test(d.get(topic))) {
+                Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS);
+                if (d.size() == topics.size() && d.values().stream().allMatch(done)) {
                     return (System.currentTimeMillis() - sinceMs) / 1000.0;
                 }
             } catch (Exception e) {

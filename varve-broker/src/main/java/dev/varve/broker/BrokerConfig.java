@@ -59,6 +59,7 @@ public final class BrokerConfig {
     public static final String CONTROLLER_QUORUM_VOTERS = "controller.quorum.voters";
     public static final String CONTROLLER_LISTENER_NAMES = "controller.listener.names";
     public static final String REPLICA_LAG_TIME_MAX_MS = "replica.lag.time.max.ms";
+    public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
     public static final String REPLICA_FETCH_VERIFY_SOURCE = "replica.fetch.verify.source";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
@@ -139,6 +140,7 @@ public final class BrokerConfig {
             .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The metadata quorum: id@host:port,... (the port is that node's Raft endpoint).")
             .define(CONTROLLER_LISTENER_NAMES, LIST, "CONTROLLER", HIGH, "Listeners that are Raft endpoints, not Kafka-protocol listeners.")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
+            .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2_000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MAX_BYTES, INT, 1024 * 1024, atLeast(1), MEDIUM, "Bytes a follower asks for per partition.")

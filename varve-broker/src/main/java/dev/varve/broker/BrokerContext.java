@@ -24,6 +24,15 @@ public final class BrokerContext {
         this.replicaManager = replicaManager;
         this.producerIds = producerIds;
         this.advertised = config.advertisedListeners();
+        this.fetchSessions = new FetchSessions(config.intValue(BrokerConfig.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS),
+                org.apache.kafka.common.utils.Time.SYSTEM);
+    }
+
+    private final FetchSessions fetchSessions;
+
+    /** The incremental fetch sessions (KIP-227) of consumers and followers. */
+    public FetchSessions fetchSessions() {
+        return fetchSessions;
     }
 
     /** Sets the endpoints clients are told, once ports configured as 0 are bound. */

@@ -58,6 +58,28 @@ class ControllerEnvelopeTest {
 
     @ParameterizedTest
     @MethodSource("supportedKeys")
+    void aRequestIdTravelsWithEveryKey(ApiKeys key) {
+        org.apache.kafka.common.Uuid id = org.apache.kafka.common.Uuid.randomUuid();
+        ApiMessage request = sampleRequest(key);
+        byte[] bytes = ControllerEnvelope.encodeRequest(key, key.latestVersion(), request, id);
+        ControllerEnvelope.Request decoded = ControllerEnvelope.decodeRequest(bytes);
+        assertThat(decoded.requestId()).isEqualTo(id);
+        assertThat(decoded.hasRequestId()).isTrue();
+        assertThat(decoded.data()).isEqualTo(request);
+        assertThat(ControllerEnvelope.decodeRequest(ControllerEnvelope.encodeRequest(key, key.latestVersion(), request)).hasRequestId())
+                .isFalse();
+        // the id header cut short, or a zero id, is refused like any malformed request
+        for (int length = 0; length < ControllerEnvelope.REQUEST_ID_BYTES + ControllerEnvelope.HEADER_BYTES; length++) {
+            byte[] cut = Arrays.copyOf(bytes, length);
+            assertThatThrownBy(() -> ControllerEnvelope.decodeRequest(cut)).isInstanceOf(InvalidRequestException.class);
+        }
+        byte[] zero = bytes.clone();
+        Arrays.fill(zero, 2, 2 + 16, (byte) 0);
+        assertThatThrownBy(() -> ControllerEnvelope.decodeRequest(zero)).isInstanceOf(InvalidRequestException.class);
+    }
+
+    @ParameterizedTest
+    @MethodSource("supportedKeys")
     void everyKeyRoundTripsAtItsLatestVersion(ApiKeys key) {
         short version = key.latestVersion();
         ApiMessage request = sampleRequest(key);

@@ -65,7 +65,9 @@ class MetadataRecordSerdeTest {
                 Combinators.combine(Arbitraries.of(ConfigResource.Type.BROKER, ConfigResource.Type.TOPIC), text, text,
                         text.injectNull(0.3)).as(ConfigRecord::new),
                 Combinators.combine(Arbitraries.integers().between(-1, 20), Arbitraries.longs().between(-1, 100),
-                        Arbitraries.longs().between(0, Long.MAX_VALUE)).as(ProducerIdBlock::new));
+                        Arbitraries.longs().between(0, Long.MAX_VALUE)).as(ProducerIdBlock::new),
+                Combinators.combine(uuid.filter(u -> !Uuid.ZERO_UUID.equals(u)), Arbitraries.bytes().array(byte[].class).ofMaxSize(300))
+                        .as(MetadataRecord.CommandReply::new));
     }
 
     @Provide

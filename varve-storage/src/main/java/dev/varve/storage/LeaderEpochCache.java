@@ -17,11 +17,14 @@ import java.util.OptionalInt;
  * the new leader's, instead of blindly to its high watermark (KIP-101). Epochs and start offsets are
  * strictly increasing. Thread-safe (all methods synchronize).
  *
- * <p>Each change rewrites the checkpoint atomically but without fsync (a broker taking over
- * thousands of partitions must not pay thousands of fsyncs, the problem Kafka fixed in KAFKA-15046);
- * {@link #flush()} makes it durable and the log calls it before moving its recovery point, so the
- * epochs of every flushed batch are on disk. A checkpoint lost in a power failure is rebuilt from the
- * batches' epochs when the log is loaded.
+ * <p>A truncation rewrites the checkpoint at once, atomically but without fsync (a broker taking over
+ * thousands of partitions must not pay thousands of fsyncs, the problem Kafka fixed in KAFKA-15046). A
+ * new epoch ({@link #assign}) is only written by the next {@link #flush()} or truncation: a broker
+ * becoming leader of 10,000 partitions would otherwise write 10,000 files on the metadata thread
+ * (Kafka also writes it in the background). {@link #flush()} writes and fsyncs; the log calls it
+ * before moving its recovery point, so the epochs of every flushed batch are on disk, and epochs of
+ * unflushed batches are rebuilt from the batches themselves when the log is recovered. A checkpoint
+ * lost in a power failure is rebuilt from the batches' epochs when the log is loaded.
  */
 public final class LeaderEpochCache {
     public static final int UNDEFINED_EPOCH = -1;
@@ -54,6 +57,8 @@ public final class LeaderEpochCache {
     private final CheckpointFile<EpochEntry> checkpoint;
     private final List<EpochEntry> entries = new ArrayList<>();
     private boolean dirty;
+    /** Entries assigned since the file was last written. */
+    private boolean unwritten;
 
     private LeaderEpochCache(File file) {
         this.checkpoint = new CheckpointFile<>(file, FORMAT);
@@ -95,7 +100,7 @@ public final class LeaderEpochCache {
             entries.removeIf(e -> e.startOffset() >= startOffset);
         }
         entries.add(new EpochEntry(epoch, startOffset));
-        persist();
+        unwritten = true; // written by the next flush or truncation
     }
 
     public synchronized OptionalInt latestEpoch() {
@@ -173,14 +178,25 @@ public final class LeaderEpochCache {
     private void persist() {
         try {
             checkpoint.write(entries, false);
+            unwritten = false;
             dirty = true;
         } catch (IOException e) {
             throw new KafkaStorageException("cannot write " + checkpoint.file(), e);
         }
     }
 
-    /** Fsyncs the checkpoint if it changed since the last flush. */
+    /** Writes (without fsync) epochs assigned since the file was last written; called when the log closes. */
+    public synchronized void writeIfUnwritten() {
+        if (unwritten) {
+            persist();
+        }
+    }
+
+    /** Writes the checkpoint if epochs were assigned since, and fsyncs it if it changed since the last flush. */
     public synchronized void flush() {
+        if (unwritten) {
+            persist();
+        }
         if (!dirty) {
             return;
         }

@@ -908,6 +908,11 @@ public final class PartitionLog implements AutoCloseable {
                 takeProducerSnapshot(logEnd.offset(), false);
             }
             closed = true;
+            try {
+                epochCache.writeIfUnwritten();
+            } catch (org.apache.kafka.common.errors.KafkaStorageException e) {
+                LOG.warn("{}: could not write the leader epoch checkpoint at close: {}", topicPartition, e.getMessage());
+            }
             IOException failure = null;
             for (LogSegment s : segments.all()) {
                 try {

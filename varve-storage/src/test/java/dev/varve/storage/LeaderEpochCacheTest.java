@@ -34,7 +34,14 @@ class LeaderEpochCacheTest {
         cache.assign(1, 5);
         cache.assign(0, 9);
         cache.assign(3, 20);
+        // a new epoch is written by the next flush (or truncation, or close), not by assign itself
+        assertThat(LeaderEpochCache.load(dir).entries()).isEmpty();
+        cache.flush();
         assertThat(LeaderEpochCache.load(dir).entries()).containsExactly(new EpochEntry(1, 0), new EpochEntry(3, 20));
+        cache.assign(4, 30);
+        cache.writeIfUnwritten();
+        assertThat(LeaderEpochCache.load(dir).entries()).containsExactly(new EpochEntry(1, 0), new EpochEntry(3, 20),
+                new EpochEntry(4, 30));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
+import dev.varve.broker.FetchSessions;
 import dev.varve.broker.TopicRegistry.TopicInfo;
 import dev.varve.broker.cluster.ClusterReplicaManager;
 import dev.varve.storage.LogSlice;
@@ -31,8 +32,8 @@ import java.util.concurrent.CompletableFuture;
  * large batch cannot block a consumer). When fewer than {@code min.bytes} are ready the request
  * waits in the purgatory until an append to one of its partitions or {@code max.wait.ms}.
  *
- * <p>Fetch sessions are declined: responses carry session id 0, which tells a client to keep
- * sending full requests; a request naming a session gets FETCH_SESSION_ID_NOT_FOUND.
+ * <p>Incremental fetch sessions (KIP-227, {@link FetchSessions}): a session's fetch reads every
+ * partition of the session and answers only those with something new.
  */
 public final class FetchHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -46,19 +47,21 @@ public final class FetchHandler extends AllVersionsHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         FetchRequest req = (FetchRequest) request;
         FetchRequestData data = req.data();
-        if (data.sessionId() != 0) {
-            return CompletableFuture.completedFuture(FetchResponse.of(new FetchResponseData()
-                    .setErrorCode(Errors.FETCH_SESSION_ID_NOT_FOUND.code()).setSessionId(0)));
+        boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
+        FetchSessions.Context session = broker.fetchSessions().newContext(data, req.version(), follower);
+        if (session.error() != Errors.NONE) {
+            return CompletableFuture.completedFuture(FetchResponse.of(session.finish(null)));
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        Read first = read(data, req.version(), context.clientAddress);
+        Read first = read(session.topics(), data, req.version(), context.clientAddress);
         if (first.bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0 || first.hasError) {
-            result.complete(FetchResponse.of(first.response));
+            result.complete(FetchResponse.of(session.finish(first.response)));
             return result;
         }
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
             try {
-                result.complete(FetchResponse.of(read(data, req.version(), context.clientAddress).response));
+                result.complete(FetchResponse.of(session.finish(read(session.topics(), data, req.version(),
+                        context.clientAddress).response)));
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
             }
@@ -69,7 +72,7 @@ public final class FetchHandler extends AllVersionsHandler {
     private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
     }
 
-    private Read read(FetchRequestData data, short version, java.net.InetAddress from) {
+    private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, java.net.InetAddress from) {
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
         int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
@@ -83,7 +86,7 @@ public final class FetchHandler extends AllVersionsHandler {
         long total = 0;
         boolean hasError = false;
         List<TopicPartition> partitions = new ArrayList<>();
-        for (FetchRequestData.FetchTopic topic : data.topics()) {
+        for (FetchRequestData.FetchTopic topic : topics) {
             Optional<TopicInfo> info = topic.topic() == null || topic.topic().isEmpty()
                     ? broker.topics().get(topic.topicId())
                     : broker.topics().get(topic.topic());

@@ -145,9 +145,16 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * before and started once after all transitions, and one line summarises the delta (each partition's
      * transition is logged at DEBUG).
      */
+    /** The image metadata answers show; may run ahead of the one the replicas have applied. */
+    public void publishImage(MetadataImage next) {
+        if (next.offset() >= image.offset()) {
+            this.image = next;
+        }
+    }
+
     @Override
     public void onImage(MetadataImage previous, MetadataImage next) {
-        this.image = next;
+        publishImage(next);
         if (closed) {
             return;
         }
@@ -262,7 +269,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
         long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
         if (!changes.isEmpty() || stats.stopped > 0) {
-            LOG.info("Applied metadata up to offset {} in {} ms: {} partition(s) changed here ({} new logs), now leader of"
+            LOG.info("Applied metadata up to offset {} in {} ms: {} partition(s) changed here ({} replicas opened), now leader of"
                             + " {}, follower of {}, {} stopped{}; {} replicas in all", next.offset(), tookMs, changes.size(),
                     stats.created, stats.led, stats.followed, stats.stopped,
                     stats.failed == 0 ? "" : ", " + stats.failed + " failed (retried with the next change)", partitions.size());

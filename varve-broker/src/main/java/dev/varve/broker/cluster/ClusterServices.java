@@ -123,9 +123,14 @@ public final class ClusterServices implements AutoCloseable {
             }
         });
         // replicas act only on the caught-up image, never on the historical ones replayed at start-up
-        publisher.addListener(new CatchUpGate(publisher::published, replicas, lifecycle.caughtUp()));
-        // 3. requests waiting for an offset are answered after the image is fully applied
+        // 3. Metadata answers show the new image at once, and requests waiting for an offset (a
+        //    forwarded CreateTopics) are answered then, before the replicas have created their logs: as
+        //    in Kafka, a client may find a new partition whose leader does not serve it yet
+        //    (NOT_LEADER_OR_FOLLOWER, retriable), but never a topic the controller created missing here.
+        publisher.addListener((previous, next) -> replicas.publishImage(next));
         publisher.addListener(channel);
+        // 4. replicas follow the image (acting only on the caught-up one)
+        publisher.addListener(new CatchUpGate(publisher::published, replicas, lifecycle.caughtUp()));
         context.replicaManager().setCluster(replicas);
         context.setAutoCreate(this::autoCreate);
 

@@ -21,7 +21,7 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Records;
-import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
@@ -130,6 +130,8 @@ final class ReplicaFetcherThread extends Thread {
     private final ReplicaFetcherConfig config;
     private final Time time;
     private final String prefix;
+    /** The incremental fetch session with this leader (fetcher thread only). */
+    private final FetchSessionHandler fetchSession;
     private final LeaderConnection connection;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -159,6 +161,7 @@ final class ReplicaFetcherThread extends Thread {
         this.quotas = quotas;
         this.prefix = "[ReplicaFetcher replicaId=" + localBrokerId + ", leaderId=" + leader.brokerId()
                 + ", fetcherId=" + fetcherId + "] ";
+        this.fetchSession = new FetchSessionHandler(new LogContext(prefix), leader.brokerId());
         this.connection = new LeaderConnection(new Node(leader.brokerId(), leader.host(), leader.port()),
                 "broker-" + localBrokerId + "-fetcher-" + fetcherId, config.socketTimeoutMs(), time, new LogContext(prefix));
     }
@@ -358,11 +361,18 @@ final class ReplicaFetcherThread extends Thread {
         } finally {
             lock.unlock();
         }
-        short maxVersion = allHaveIds ? ApiKeys.FETCH.latestVersion() : LAST_FETCH_VERSION_WITH_NAMES;
+        // An incremental fetch session (KIP-227): the leader keeps the partitions and their positions;
+        // a request carries only what changed and the answer only partitions with news.
+        FetchSessionHandler.Builder session = fetchSession.newBuilder(fetchData.size(), false);
+        fetchData.forEach(session::add);
+        FetchSessionHandler.FetchRequestData built = session.build();
+        short maxVersion = allHaveIds && built.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : LAST_FETCH_VERSION_WITH_NAMES;
         return new FetchRequest.Builder(MIN_FETCH_VERSION, maxVersion, localBrokerId, brokerEpoch.getAsLong(),
-                config.fetchWaitMaxMs(), config.fetchMinBytes(), fetchData)
+                config.fetchWaitMaxMs(), config.fetchMinBytes(), built.toSend())
+                .removed(built.toForget())
+                .replaced(built.toReplace())
                 .setMaxBytes(config.fetchResponseMaxBytes())
-                .metadata(FetchMetadata.LEGACY); // no fetch session: a full request every time
+                .metadata(built.metadata());
     }
 
     /** A log with records but no epoch information cannot be compared with the leader's: cut to the HW (Kafka's rule). */
@@ -379,11 +389,20 @@ final class ReplicaFetcherThread extends Thread {
     private void handleFetchResponse(ClientResponse response, Map<TopicPartition, Sent> sent) {
         List<PartitionState> states = sent.values().stream().map(Sent::state).toList();
         if (response.wasDisconnected() || response.versionMismatch() != null || response.authenticationException() != null) {
+            fetchSession.handleError(new org.apache.kafka.common.errors.DisconnectException(failureOf(response)));
             leaderUnreachable(states, failureOf(response));
             return;
         }
         leaderReachable(states.size());
         FetchResponse body = (FetchResponse) response.responseBody();
+        if (!fetchSession.handleResponse(body, response.requestHeader().apiVersion())) {
+            // the session is gone (evicted, the leader restarted) or out of step: the next fetch is full
+            if (body.error() == Errors.FETCH_SESSION_ID_NOT_FOUND || body.error() == Errors.INVALID_FETCH_SESSION_EPOCH
+                    || body.error() == Errors.FETCH_SESSION_TOPIC_ID_ERROR) {
+                LOG.debug("{}fetch session refused with {}; fetching in full", prefix, body.error());
+                return;
+            }
+        }
         if (body.error() != Errors.NONE) {
             LOG.warn("{}fetch failed: {}; backing off {} ms", prefix, body.error(), config.fetchBackoffMs());
             backOff(states);

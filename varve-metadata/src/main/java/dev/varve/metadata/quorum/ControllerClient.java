@@ -27,7 +27,7 @@ import org.apache.ratis.util.TimeDuration;
 
 /**
  * Sends commands to whichever voter currently leads the metadata quorum (the active controller), as
- * Ratis read-only requests: a voter that does not lead answers with a redirect and the Ratis client
+ * Ratis read-only requests over a few client streams ({@link #MAX_STREAMS}): a voter that does not lead answers with a redirect and the Ratis client
  * retries at the leader, across elections, within the configured time. The leader's
  * {@link CommandHandler} serves the command. Used by every broker, including brokers that are not
  * voters, so commands need no second port: they travel on the voters' Raft endpoints.
@@ -35,7 +35,22 @@ import org.apache.ratis.util.TimeDuration;
  * <p>Thread-safe; {@link #send} never blocks.
  */
 public final class ControllerClient implements AutoCloseable {
-    private final RaftClient client;
+    /**
+     * Ratis serves the requests of one client in order, one after the other (Netty has no unordered
+     * requests): commands go out on a small pool of clients, each to one with nothing in flight if there
+     * is one, so that a broker's heartbeat never waits behind its own slow CreateTopics and concurrent
+     * commands can share one metadata entry. Commands are idempotent by request id, so their relative
+     * order does not matter.
+     */
+    static final int MAX_STREAMS = 8;
+
+    private final RaftGroup group;
+    private final RaftProperties properties;
+    private final int maxAttempts;
+    // guarded by "this"
+    private final List<RaftClient> clients = new ArrayList<>();
+    private final List<int[]> inFlight = new ArrayList<>();
+    private boolean closed;
 
     /**
      * @param voters    the quorum's voters (node id → Raft endpoint)
@@ -53,16 +68,40 @@ public final class ControllerClient implements AutoCloseable {
             String hostPort = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + e.getValue().getPort();
             peers.add(RaftPeer.newBuilder().setId(MetadataQuorum.peerIdOf(e.getKey())).setAddress(hostPort).build());
         }
-        RaftProperties p = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
-        RaftClientConfigKeys.Rpc.setRequestTimeout(p, TimeDuration.valueOf(requestTimeoutMs, TimeUnit.MILLISECONDS));
-        this.client = RaftClient.newBuilder()
+        this.properties = new RaftProperties();
+        RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
+        RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(requestTimeoutMs, TimeUnit.MILLISECONDS));
+        this.group = RaftGroup.valueOf(RaftGroupId.valueOf(shape.groupUuid()), peers);
+        this.maxAttempts = maxAttempts;
+        newClient();
+    }
+
+    private RaftClient newClient() {
+        RaftClient c = RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
-                .setRaftGroup(RaftGroup.valueOf(RaftGroupId.valueOf(shape.groupUuid()), peers))
-                .setProperties(p)
+                .setRaftGroup(group)
+                .setProperties(properties)
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(maxAttempts,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();
+        clients.add(c);
+        inFlight.add(new int[1]);
+        return c;
+    }
+
+    /** An idle stream, a new one while fewer than {@link #MAX_STREAMS}, else the least busy. Caller holds this. */
+    private int pick() {
+        int best = 0;
+        for (int i = 0; i < clients.size(); i++) {
+            if (inFlight.get(i)[0] < inFlight.get(best)[0]) {
+                best = i;
+            }
+        }
+        if (inFlight.get(best)[0] > 0 && clients.size() < MAX_STREAMS) {
+            newClient();
+            best = clients.size() - 1;
+        }
+        return best;
     }
 
     /**
@@ -73,7 +112,22 @@ public final class ControllerClient implements AutoCloseable {
      */
     public CompletableFuture<byte[]> send(byte[] command) {
         CompletableFuture<byte[]> result = new CompletableFuture<>();
+        RaftClient client;
+        int[] counter;
+        synchronized (this) {
+            if (closed) {
+                result.completeExceptionally(new TimeoutException("the controller client is closed"));
+                return result;
+            }
+            int i = pick();
+            client = clients.get(i);
+            counter = inFlight.get(i);
+            counter[0]++;
+        }
         client.async().sendReadOnly(Message.valueOf(ByteString.copyFrom(command))).whenComplete((reply, error) -> {
+            synchronized (this) {
+                counter[0]--;
+            }
             if (error != null) {
                 Throwable t = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
                 result.completeExceptionally(new TimeoutException("no metadata leader answered: " + t, t));
@@ -89,10 +143,17 @@ public final class ControllerClient implements AutoCloseable {
 
     @Override
     public void close() {
-        try {
-            client.close();
-        } catch (IOException e) {
-            // nothing to do: the connections are gone either way
+        List<RaftClient> all;
+        synchronized (this) {
+            closed = true;
+            all = List.copyOf(clients);
+        }
+        for (RaftClient c : all) {
+            try {
+                c.close();
+            } catch (IOException e) {
+                // nothing to do: the connections are gone either way
+            }
         }
     }
 }

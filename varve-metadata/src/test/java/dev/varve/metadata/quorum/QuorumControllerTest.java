@@ -246,4 +246,156 @@ class QuorumControllerTest {
         assertThat(image.broker(1).orElseThrow().fenced()).isFalse();
         assertThat(image.topic("t").orElseThrow().partitions()).allSatisfy(p -> assertThat(p.leader()).isEqualTo(1));
     }
+
+    /** A CreateTopics command with a request id, as a broker's ControllerChannel sends it. */
+    private static byte[] createCommand(String name, Uuid requestId) {
+        CreateTopicsRequestData req = new CreateTopicsRequestData();
+        req.topics().add(new CreateTopicsRequestData.CreatableTopic().setName(name).setNumPartitions(3).setReplicationFactor((short) -1));
+        return ControllerEnvelope.encodeRequest(ApiKeys.CREATE_TOPICS, ApiKeys.CREATE_TOPICS.latestVersion(), req, requestId);
+    }
+
+    private CreateTopicsResponseData.CreatableTopicResult createResult(byte[] reply) {
+        ControllerReply r = ControllerReply.decode(reply);
+        assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+        return ((CreateTopicsResponseData) ControllerEnvelope.decodeResponse(ApiKeys.CREATE_TOPICS,
+                ApiKeys.CREATE_TOPICS.latestVersion(), r.response())).topics().iterator().next();
+    }
+
+    /**
+     * The Kafka Streams failure of the scale issue: a decision slower than the client's attempt timeout
+     * is sent again by the Ratis client; the retry must get the first attempt's answer (NONE), not a
+     * second decision (TOPIC_ALREADY_EXISTS for the topic the first attempt created).
+     */
+    @Test
+    void aSlowDecisionRetriedByTheClientGetsItsFirstAnswer() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b);
+        MetadataLoader loader = new MetadataLoader();
+        java.util.concurrent.atomic.AtomicInteger decisions = new java.util.concurrent.atomic.AtomicInteger();
+        QuorumController controller = new QuorumController(1, loader,
+                () -> new ControllerLogic(ControllerConfig.defaults().withDefaultReplicationFactor((short) 1), Uuid::randomUuid,
+                        (topic, configs) -> {
+                            if (topic.equals("slow")) {
+                                decisions.incrementAndGet();
+                                try {
+                                    Thread.sleep(1_500); // longer than the client's 1 s attempt timeout
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            }
+                        }),
+                Time.SYSTEM, 100);
+        MetadataQuorum q = MetadataQuorum.start(cluster.config(1), loader, loader);
+        cluster.running.put(1, q);
+        controller.attach(q);
+        controllers.put(1, controller);
+        loaders.put(1, loader);
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
+        assertThat(heartbeat(1, register(1), Long.MAX_VALUE - 1).isFenced()).isFalse();
+
+        CreateTopicsResponseData.CreatableTopicResult first =
+                createResult(client.send(createCommand("slow", Uuid.randomUuid())).get(30, TimeUnit.SECONDS));
+        assertThat(first.errorCode()).as(first.errorMessage()).isEqualTo(Errors.NONE.code());
+        assertThat(decisions.get()).as("the retried attempt joined the first decision").isEqualTo(1);
+    }
+
+    /**
+     * Retries of one command (same request id) while it is decided, after it committed, and at the next
+     * controller after a failover all get the first answer; the same name under a new request id is a new
+     * command and is refused.
+     */
+    @Test
+    void aRetriedCommandGetsItsFirstAnswerHereAndAtTheNextController() throws Exception {
+        cluster = new TestCluster(dir, 3, 0, b -> b);
+        for (int id = 1; id <= 3; id++) {
+            start(id);
+        }
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
+        Map<Integer, Long> epochs = new LinkedHashMap<>();
+        for (int b = 1; b <= 3; b++) {
+            epochs.put(b, register(b));
+        }
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            for (int b = 1; b <= 3; b++) {
+                assertThat(heartbeat(b, epochs.get(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
+            }
+        });
+        Uuid requestId = Uuid.randomUuid();
+        byte[] command = createCommand("orders", requestId);
+        // two attempts at once: one decision
+        java.util.concurrent.CompletableFuture<byte[]> a = client.send(command);
+        java.util.concurrent.CompletableFuture<byte[]> b = client.send(command);
+        CreateTopicsResponseData.CreatableTopicResult ra = createResult(a.get(30, TimeUnit.SECONDS));
+        CreateTopicsResponseData.CreatableTopicResult rb = createResult(b.get(30, TimeUnit.SECONDS));
+        assertThat(ra.errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(rb).isEqualTo(ra);
+        // after the commit
+        assertThat(createResult(client.send(command).get(30, TimeUnit.SECONDS))).isEqualTo(ra);
+        // a new command of the same name is decided and refused
+        assertThat(createResult(client.send(createCommand("orders", Uuid.randomUuid())).get(30, TimeUnit.SECONDS)).errorCode())
+                .isEqualTo(Errors.TOPIC_ALREADY_EXISTS.code());
+
+        int leader = controllers.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
+        controllers.remove(leader).close();
+        cluster.stop(leader);
+        loaders.remove(leader);
+        // the next controller answers the retry from the committed log
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            ControllerReply r = ControllerReply.decode(client.send(command).get(30, TimeUnit.SECONDS));
+            assertThat(r.error()).isEqualTo(Errors.NONE);
+        });
+        assertThat(createResult(client.send(command).get(30, TimeUnit.SECONDS))).isEqualTo(ra);
+    }
+
+    /** Commands that arrive while an entry commits are decided in order and committed together (group commit). */
+    @Test
+    void concurrentCommandsShareMetadataEntries() throws Exception {
+        cluster = new TestCluster(dir, 3, 0, b -> b);
+        for (int id = 1; id <= 3; id++) {
+            start(id);
+        }
+        client = new ControllerClient(cluster.voters, "test-cluster", 5_000, 100);
+        Map<Integer, Long> epochs = new LinkedHashMap<>();
+        for (int b = 1; b <= 3; b++) {
+            epochs.put(b, register(b));
+        }
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            for (int b = 1; b <= 3; b++) {
+                assertThat(heartbeat(b, epochs.get(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
+            }
+        });
+        int n = 200;
+        // 25 senders (as many brokers forwarding their clients' CreateTopics), 8 commands each at once
+        java.util.List<ControllerClient> senders = new java.util.ArrayList<>();
+        for (int i = 0; i < 25; i++) {
+            ControllerClient c = new ControllerClient(cluster.voters, "test-cluster", 5_000, 100);
+            senders.add(c);
+            // connected and pointed at the leader before the burst
+            ControllerReply.decode(c.send(ControllerEnvelope.encodeRequest(ApiKeys.BROKER_HEARTBEAT,
+                    ApiKeys.BROKER_HEARTBEAT.latestVersion(), new BrokerHeartbeatRequestData().setBrokerId(1)
+                            .setBrokerEpoch(epochs.get(1)).setCurrentMetadataOffset(Long.MAX_VALUE - 1))).get(30, TimeUnit.SECONDS));
+        }
+        java.util.List<java.util.concurrent.CompletableFuture<byte[]>> sent = new java.util.ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            // every fourth name repeats an earlier one: decided in arrival order, exactly one of each wins
+            sent.add(senders.get(i % senders.size()).send(createCommand("t-" + (i % 4 == 3 ? i - 1 : i), Uuid.randomUuid())));
+        }
+        java.util.Set<Long> offsets = new java.util.TreeSet<>();
+        java.util.Map<String, Integer> created = new java.util.HashMap<>();
+        for (java.util.concurrent.CompletableFuture<byte[]> f : sent) {
+            ControllerReply r = ControllerReply.decode(f.get(60, TimeUnit.SECONDS));
+            assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+            CreateTopicsResponseData.CreatableTopicResult t = createResult(f.get());
+            if (t.errorCode() == Errors.NONE.code()) {
+                created.merge(t.name(), 1, Integer::sum);
+                offsets.add(r.metadataOffset());
+            } else {
+                assertThat(t.errorCode()).isEqualTo(Errors.TOPIC_ALREADY_EXISTS.code());
+            }
+        }
+        senders.forEach(ControllerClient::close);
+        assertThat(created).hasSize(150).allSatisfy((name, count) -> assertThat(count).isEqualTo(1));
+        assertThat(loaders.get(1).image().topicsByName()).hasSize(150);
+        System.out.println(created.size() + " topics created in " + offsets.size() + " metadata entries");
+        assertThat(offsets.size()).as("creations committed in shared entries").isLessThan(created.size());
+    }
 }

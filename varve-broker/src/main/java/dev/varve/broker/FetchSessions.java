@@ -1,0 +1,375 @@
+package dev.varve.broker;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.FetchMetadata;
+import org.apache.kafka.common.utils.Time;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Incremental fetch sessions (KIP-227): a client (a consumer or a follower) that fetches the same
+ * partitions over and over sends them once; later requests carry only the partitions whose fetch
+ * position changed, and responses carry only the partitions with something new (records, a moved
+ * high watermark, log start or last stable offset, an error). A follower of 1,000 idle partitions
+ * then exchanges a few dozen bytes per fetch instead of 1,000 partition entries each way.
+ *
+ * <p>Protocol, as Kafka's broker implements it ({@code FetchMetadata}):
+ * <ul>
+ *   <li>session 0, epoch -1: a full fetch without a session;</li>
+ *   <li>session 0 or N, epoch 0: a full fetch that (closing N) opens a new session when a slot is free;
+ *       the answer names the new session id, or 0 when the cache is full;</li>
+ *   <li>session N, epoch E &gt; 0: an incremental fetch; E must be the session's next epoch
+ *       (INVALID_FETCH_SESSION_EPOCH otherwise; FETCH_SESSION_ID_NOT_FOUND for an unknown N); the
+ *       request's partitions are added or updated, its forgotten topics removed;</li>
+ *   <li>session N, epoch -1: closes N, then a full fetch without a session.</li>
+ * </ul>
+ * A session keeps the way it names topics (ids from Fetch v13, names before): a request of the other
+ * kind gets FETCH_SESSION_TOPIC_ID_ERROR.
+ *
+ * <p>The cache holds at most {@code max.incremental.fetch.session.cache.slots} sessions. When it is
+ * full, a new session takes the slot of one idle for longer than {@link #MIN_EVICTION_MS}, or a
+ * follower's new session takes the least recently used consumer session's slot (replication comes
+ * first, as in Kafka); otherwise the client keeps fetching without a session.
+ *
+ * <p>Thread-safe: the cache is guarded by its own lock, each session by its monitor (a client sends one
+ * request of a session at a time).
+ */
+public final class FetchSessions {
+    /** Kafka's {@code min.incremental.fetch.session.eviction.ms} (an internal constant there too). */
+    public static final long MIN_EVICTION_MS = 120_000;
+
+    private final int maxSlots;
+    private final Time time;
+    private final LinkedHashMap<Integer, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
+    private long created;
+    private long evicted;
+    private final java.util.concurrent.atomic.AtomicLong incrementalFetches = new java.util.concurrent.atomic.AtomicLong();
+    private final java.util.concurrent.atomic.AtomicLong omittedPartitions = new java.util.concurrent.atomic.AtomicLong();
+
+    public FetchSessions(int maxSlots, Time time) {
+        this.maxSlots = maxSlots;
+        this.time = time;
+    }
+
+    /** What one partition of a session last asked for and was last told. */
+    private static final class Cached {
+        FetchRequestData.FetchPartition request;
+        long highWatermark = Long.MIN_VALUE;
+        long lastStableOffset = Long.MIN_VALUE;
+        long logStartOffset = Long.MIN_VALUE;
+
+        Cached(FetchRequestData.FetchPartition request) {
+            this.request = request;
+        }
+    }
+
+    private record Key(Uuid topicId, String topic, int partition) {
+    }
+
+    private static final class Session {
+        final int id;
+        final boolean follower;
+        final boolean usesTopicIds;
+        /** In the order partitions were added (the response order, as Kafka keeps it). */
+        final LinkedHashMap<Key, Cached> partitions = new LinkedHashMap<>();
+        int nextEpoch = 1;
+        long lastUsedMs;
+
+        Session(int id, boolean follower, boolean usesTopicIds, long nowMs) {
+            this.id = id;
+            this.follower = follower;
+            this.usesTopicIds = usesTopicIds;
+            this.lastUsedMs = nowMs;
+        }
+    }
+
+    /**
+     * How one Fetch request is served: the topics and partitions to read (the whole session for an
+     * incremental fetch), and {@link #finish} to turn the full answer into the one to send.
+     */
+    public interface Context {
+        /** The partitions to read, grouped by topic, each with the position to read from. */
+        List<FetchRequestData.FetchTopic> topics();
+
+        /**
+         * The response to send for {@code full} (an answer for every partition of {@link #topics()}):
+         * with the session id, and for an incremental fetch only the partitions that changed; remembers
+         * what was sent. Call once.
+         */
+        FetchResponseData finish(FetchResponseData full);
+
+        /** A session-level error to answer with at once (nothing is read), or NONE. */
+        default Errors error() {
+            return Errors.NONE;
+        }
+    }
+
+    /** A request refused at the session level: the error to answer with (and session id 0). */
+    public static Context refused(Errors error) {
+        return new Context() {
+            @Override
+            public List<FetchRequestData.FetchTopic> topics() {
+                return List.of();
+            }
+
+            @Override
+            public FetchResponseData finish(FetchResponseData full) {
+                return new FetchResponseData().setErrorCode(error.code()).setSessionId(0);
+            }
+
+            @Override
+            public Errors error() {
+                return error;
+            }
+        };
+    }
+
+    /** The context of {@code request} (a Fetch of {@code version}); {@code follower} for a replica's fetch. */
+    public Context newContext(FetchRequestData request, short version, boolean follower) {
+        boolean usesTopicIds = version >= 13;
+        int sessionId = request.sessionId();
+        int epoch = request.sessionEpoch();
+        long now = time.milliseconds();
+        if (epoch == FetchMetadata.FINAL_EPOCH) {
+            if (sessionId != 0) {
+                remove(sessionId);
+            }
+            return sessionless(request);
+        }
+        if (epoch == FetchMetadata.INITIAL_EPOCH) {
+            if (sessionId != 0) {
+                remove(sessionId);
+            }
+            Session s = open(follower, usesTopicIds, now);
+            if (s == null) {
+                return sessionless(request);
+            }
+            synchronized (s) {
+                update(s, request);
+            }
+            return new SessionContext(s, request, true);
+        }
+        Session s;
+        synchronized (this) {
+            s = sessions.get(sessionId);
+        }
+        if (s == null) {
+            return refused(Errors.FETCH_SESSION_ID_NOT_FOUND);
+        }
+        synchronized (s) {
+            if (s.usesTopicIds != usesTopicIds) {
+                return refused(Errors.FETCH_SESSION_TOPIC_ID_ERROR);
+            }
+            if (epoch != s.nextEpoch) {
+                return refused(Errors.INVALID_FETCH_SESSION_EPOCH);
+            }
+            s.lastUsedMs = now;
+            update(s, request);
+            return new SessionContext(s, request, false);
+        }
+    }
+
+    /** Sessions in the cache now. */
+    public synchronized int size() {
+        return sessions.size();
+    }
+
+    /** Sessions opened and evicted since start (tests and metrics). */
+    public synchronized long created() {
+        return created;
+    }
+
+    public synchronized long evicted() {
+        return evicted;
+    }
+
+    /** Incremental fetches answered so far. */
+    public long incrementalFetches() {
+        return incrementalFetches.get();
+    }
+
+    /** Partitions left out of incremental answers because nothing changed for them. */
+    public long omittedPartitions() {
+        return omittedPartitions.get();
+    }
+
+    private synchronized void remove(int sessionId) {
+        sessions.remove(sessionId);
+    }
+
+    private synchronized Session open(boolean follower, boolean usesTopicIds, long now) {
+        if (maxSlots <= 0) {
+            return null;
+        }
+        if (sessions.size() >= maxSlots && !evictOne(follower, now)) {
+            return null;
+        }
+        int id;
+        do {
+            id = ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE);
+        } while (sessions.containsKey(id));
+        Session s = new Session(id, follower, usesTopicIds, now);
+        sessions.put(id, s);
+        created++;
+        return s;
+    }
+
+    /** Frees one slot: an idle session first, else (for a follower) the least recently used consumer session. */
+    private boolean evictOne(boolean follower, long now) {
+        Session victim = null;
+        for (Session s : sessions.values()) { // least recently used first
+            if (now - s.lastUsedMs > MIN_EVICTION_MS) {
+                victim = s;
+                break;
+            }
+        }
+        if (victim == null && follower) {
+            for (Session s : sessions.values()) {
+                if (!s.follower) {
+                    victim = s;
+                    break;
+                }
+            }
+        }
+        if (victim == null) {
+            return false;
+        }
+        sessions.remove(victim.id);
+        evicted++;
+        return true;
+    }
+
+    /** Adds or updates the request's partitions and removes its forgotten ones. Caller holds s. */
+    private static void update(Session s, FetchRequestData request) {
+        for (FetchRequestData.FetchTopic t : request.topics()) {
+            for (FetchRequestData.FetchPartition p : t.partitions()) {
+                Key key = key(s.usesTopicIds, t.topicId(), t.topic(), p.partition());
+                Cached c = s.partitions.get(key);
+                if (c == null) {
+                    s.partitions.put(key, new Cached(p.duplicate()));
+                } else {
+                    c.request = p.duplicate();
+                }
+            }
+        }
+        for (FetchRequestData.ForgottenTopic t : request.forgottenTopicsData()) {
+            for (int partition : t.partitions()) {
+                s.partitions.remove(key(s.usesTopicIds, t.topicId(), t.topic(), partition));
+            }
+        }
+    }
+
+    private static Key key(boolean usesTopicIds, Uuid topicId, String topic, int partition) {
+        return usesTopicIds ? new Key(topicId == null ? Uuid.ZERO_UUID : topicId, null, partition)
+                : new Key(null, topic == null ? "" : topic, partition);
+    }
+
+    /** A full fetch without a session: the request's own partitions, every one answered. */
+    private static Context sessionless(FetchRequestData request) {
+        return new Context() {
+            @Override
+            public List<FetchRequestData.FetchTopic> topics() {
+                return request.topics();
+            }
+
+            @Override
+            public FetchResponseData finish(FetchResponseData full) {
+                return full.setSessionId(0);
+            }
+        };
+    }
+
+    private final class SessionContext implements Context {
+        private final Session session;
+        private final boolean fullFetch;
+        private final List<FetchRequestData.FetchTopic> topics;
+
+        SessionContext(Session session, FetchRequestData request, boolean fullFetch) {
+            this.session = session;
+            this.fullFetch = fullFetch;
+            // the whole session, grouped by topic in the order partitions joined it (caller holds session)
+            Map<Object, FetchRequestData.FetchTopic> byTopic = new LinkedHashMap<>();
+            for (Map.Entry<Key, Cached> e : session.partitions.entrySet()) {
+                Key k = e.getKey();
+                FetchRequestData.FetchTopic t = byTopic.computeIfAbsent(session.usesTopicIds ? k.topicId() : k.topic(),
+                        x -> new FetchRequestData.FetchTopic().setTopicId(k.topicId() == null ? Uuid.ZERO_UUID : k.topicId())
+                                .setTopic(k.topic() == null ? "" : k.topic()));
+                t.partitions().add(e.getValue().request.duplicate());
+            }
+            this.topics = new ArrayList<>(byTopic.values());
+        }
+
+        @Override
+        public List<FetchRequestData.FetchTopic> topics() {
+            return topics;
+        }
+
+        @Override
+        public FetchResponseData finish(FetchResponseData full) {
+            synchronized (session) {
+                if (full.errorCode() != Errors.NONE.code()) {
+                    return full.setSessionId(session.id);
+                }
+                List<FetchResponseData.FetchableTopicResponse> kept = new ArrayList<>();
+                for (FetchResponseData.FetchableTopicResponse t : full.responses()) {
+                    List<FetchResponseData.PartitionData> changed = new ArrayList<>();
+                    for (FetchResponseData.PartitionData p : t.partitions()) {
+                        Cached c = session.partitions.get(key(session.usesTopicIds, t.topicId(), t.topic(), p.partitionIndex()));
+                        boolean respond = fullFetch || mustRespond(c, p);
+                        if (c != null && respond) {
+                            c.highWatermark = p.highWatermark();
+                            c.lastStableOffset = p.lastStableOffset();
+                            c.logStartOffset = p.logStartOffset();
+                        }
+                        if (respond) {
+                            changed.add(p);
+                        }
+                    }
+                    if (!changed.isEmpty() || fullFetch) {
+                        kept.add(new FetchResponseData.FetchableTopicResponse().setTopic(t.topic()).setTopicId(t.topicId())
+                                .setPartitions(changed));
+                    }
+                }
+                if (!fullFetch) {
+                    int answered = 0;
+                    for (FetchResponseData.FetchableTopicResponse t : kept) {
+                        answered += t.partitions().size();
+                    }
+                    incrementalFetches.incrementAndGet();
+                    omittedPartitions.addAndGet(Math.max(0, session.partitions.size() - answered));
+                    // the session opened at epoch 0 expects 1 next; each incremental fetch moves it on
+                    session.nextEpoch = session.nextEpoch == Integer.MAX_VALUE ? 1 : session.nextEpoch + 1;
+                }
+                session.lastUsedMs = time.milliseconds();
+                return full.setResponses(kept).setSessionId(session.id);
+            }
+        }
+    }
+
+    /** Whether an incremental response must carry the partition (Kafka's rule). */
+    private static boolean mustRespond(Cached c, FetchResponseData.PartitionData p) {
+        if (c == null || p.errorCode() != Errors.NONE.code()) {
+            return true;
+        }
+        if (p.records() != null && p.records().sizeInBytes() > 0) {
+            return true;
+        }
+        if (p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0) {
+            return true;
+        }
+        return p.highWatermark() != c.highWatermark || p.lastStableOffset() != c.lastStableOffset
+                || p.logStartOffset() != c.logStartOffset;
+    }
+
+    @Override
+    public String toString() {
+        return "FetchSessions(" + size() + "/" + maxSlots + ")";
+    }
+}
