@@ -22,7 +22,7 @@ public final class FetchPurgatory implements AutoCloseable {
         Thread t = new Thread(r, "fetch-purgatory-timer");
         t.setDaemon(true);
         return t;
-    }, 5, TimeUnit.MILLISECONDS);
+    }, 20, TimeUnit.MILLISECONDS); // each tick wakes the thread: 20 ms bounds max.wait.ms to within 20 ms
     private final Map<TopicPartition, Set<Waiter>> watchers = new ConcurrentHashMap<>();
 
     private final class Waiter {

@@ -9,7 +9,8 @@ import org.slf4j.LoggerFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Delayed tasks on one hashed timer wheel (10 ms ticks): thousands of session timeouts cost
+ * Delayed tasks on one hashed timer wheel (50 ms ticks: every tick wakes the thread, and group
+ * timeouts are seconds): thousands of session timeouts cost
  * entries in the wheel, not threads. Tasks run on the wheel's thread, one at a time.
  */
 public final class WheelTimer implements GroupTimer, AutoCloseable {
@@ -21,7 +22,7 @@ public final class WheelTimer implements GroupTimer, AutoCloseable {
             Thread t = new Thread(r, threadName);
             t.setDaemon(true);
             return t;
-        }, 10, TimeUnit.MILLISECONDS);
+        }, 50, TimeUnit.MILLISECONDS);
     }
 
     @Override

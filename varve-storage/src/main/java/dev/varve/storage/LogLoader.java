@@ -98,7 +98,12 @@ final class LogLoader {
                 // leader): a missing one with data present was lost (it is not fsynced on every change).
                 // A new, empty log writes none: thousands of new partitions must not cost a file each.
                 rebuildEpochs = true;
-                LOG.warn("{}: the leader epoch checkpoint is missing (lost, or never flushed before a crash); rebuilding it from the log", tp);
+                if (checkpoints.cleanShutdown()) {
+                    LOG.warn("{}: the leader epoch checkpoint is missing; rebuilding it from the log", tp);
+                } else {
+                    // expected after a crash: new epochs are written by the next flush, not when assigned
+                    LOG.debug("{}: the leader epoch checkpoint is missing after a crash; rebuilding it from the log", tp);
+                }
                 epochCache.clear();
             }
         } catch (CorruptCheckpointException e) {

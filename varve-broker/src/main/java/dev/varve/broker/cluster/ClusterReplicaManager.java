@@ -76,7 +76,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         Thread t = new Thread(r, "replica-manager-timer");
         t.setDaemon(true);
         return t;
-    }, 5, TimeUnit.MILLISECONDS);
+    }, 50, TimeUnit.MILLISECONDS); // ack timeouts and ISR checks need no finer ticks; each tick wakes the thread
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile FollowerIdentity followerIdentity = new FollowerIdentity(true);
     private final List<LeadershipListener> leadershipListeners = new java.util.concurrent.CopyOnWriteArrayList<>();

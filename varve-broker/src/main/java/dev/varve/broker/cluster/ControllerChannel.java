@@ -35,7 +35,7 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
         Thread t = new Thread(r, "controller-channel-timer");
         t.setDaemon(true);
         return t;
-    }, 10, TimeUnit.MILLISECONDS);
+    }, 50, TimeUnit.MILLISECONDS); // retry backoffs of 100 ms; each tick wakes the thread
     private final CopyOnWriteArrayList<OffsetWaiter> waiters = new CopyOnWriteArrayList<>();
 
     private record OffsetWaiter(long offset, CompletableFuture<Void> future) {
