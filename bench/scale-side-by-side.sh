@@ -13,8 +13,9 @@
 #   4. idle: broker CPU (all three processes, % of one core) over 30 s with PARTITIONS partitions;
 #   5. kill -9 of node 2: seconds until no partition is led by it; restart: seconds until all are back
 #      with 3 in sync;
-#   6. one node with SINGLE_NODE_PARTITIONS partitions (RF=1): seconds from process start to every
-#      partition led again after a clean restart; heap used and RSS once ready.
+#   6. one node with SINGLE_NODE_PARTITIONS partitions (RF=1, in topics of 1,000: Kafka refuses larger
+#      CreateTopics): seconds from process start to every partition led again after a clean restart;
+#      heap used after a full GC, RSS, open file descriptors and memory mappings once ready.
 # Environment: HEAP per node (default 2G), KAFKA_PEER (default ../shared/peer/kafka), RECORDS for step 3
 # (default 200000 records of 1 KB).
 set -euo pipefail
@@ -101,7 +102,8 @@ single_steps() { # $1 name $2 boot $3 pid fn $4 restart fn (returns after starti
   since=$(now_ms); $4
   t=$(probe ready "$2" "many*$(( (single + 999) / 1000 ))" 1 "$since" 600)
   sleep 5
-  echo "$t $(heap_mb "$($3)") $(rss_mb "$($3)")"
+  local pid; pid=$($3)
+  echo "$t $(heap_mb "$pid") $(rss_mb "$pid") $(ls "/proc/$pid/fd" | wc -l) $(wc -l < "/proc/$pid/maps")"
 }
 v1boot=$(VARVE_JAVA_OPTS="$vopts" "$root/bin/varve" cluster up --nodes 1 --dir "$work/varve1" --base-port 29092 2>>"$work/log")
 v1_pid() { cat "$work/varve1/node-1/pid"; }
@@ -109,7 +111,7 @@ v1_restart() {
   "$root/bin/varve" cluster down --dir "$work/varve1" >/dev/null 2>&1
   VARVE_JAVA_OPTS="$vopts" "$root/bin/varve" cluster up --nodes 1 --dir "$work/varve1" --base-port 29092 >/dev/null 2>>"$work/log"
 }
-read -r v1_ready v1_heap v1_rss <<<"$(single_steps varve1 "$v1boot" v1_pid v1_restart)"
+read -r v1_ready v1_heap v1_rss v1_fds v1_maps <<<"$(single_steps varve1 "$v1boot" v1_pid v1_restart)"
 "$root/bin/varve" cluster down --dir "$work/varve1" >/dev/null 2>&1
 
 k1boot=$(PEER_DATA=$work/kafka1 PEER_HEAP=$heap "$peer" start 1 | tail -1)
@@ -118,7 +120,7 @@ k1_restart() {
   local p; p=$(k1_pid); kill "$p"; while kill -0 "$p" 2>/dev/null; do sleep 0.2; done
   PEER_DATA=$work/kafka1 PEER_HEAP=$heap "$peer" node-start 1
 }
-read -r k1_ready k1_heap k1_rss <<<"$(single_steps kafka1 "$k1boot" k1_pid k1_restart)"
+read -r k1_ready k1_heap k1_rss k1_fds k1_maps <<<"$(single_steps kafka1 "$k1boot" k1_pid k1_restart)"
 PEER_DATA=$work/kafka1 "$peer" stop >/dev/null
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (b == 0 || a == "" || b == "") print "-"; else printf "%.2f", a/b }'; }
@@ -138,4 +140,6 @@ printf '\n%-58s %10s %10s %8s\n' "1 node, $single partitions" "Varve" "Kafka" "r
 row "clean restart: start to every partition led, s" "$v1_ready" "$k1_ready"
 row "heap used after full GC, MB" "$v1_heap" "$k1_heap"
 row "RSS, MB" "$v1_rss" "$k1_rss"
+row "open file descriptors" "$v1_fds" "$k1_fds"
+row "memory mappings (/proc/PID/maps lines)" "$v1_maps" "$k1_maps"
 echo "(details: $work/log)"

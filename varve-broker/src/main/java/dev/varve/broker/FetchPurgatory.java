@@ -10,12 +10,16 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * Fetches waiting for data ({@code fetch.min.bytes} not reached yet) park here until a watched
- * partition gets an append or their {@code max.wait.ms} passes — whichever comes first, exactly
- * once. Timeouts are entries in one hashed timer wheel, not a thread per waiting request.
+ * Fetches waiting for data park here, as Kafka's DelayedFetch does: each time a watched partition gets
+ * an append or its high watermark moves, the fetch tries to complete ({@code fetch.min.bytes} readable
+ * below the high watermark for consumers, below the log end for followers); it is answered as soon as
+ * it can be, or when its {@code max.wait.ms} passes, exactly once. A wake that finds too little keeps
+ * the fetch waiting (an acks=all append is not readable by consumers until the followers have it).
+ * Timeouts are entries in one hashed timer wheel, not a thread per waiting request.
  */
 public final class FetchPurgatory implements AutoCloseable {
     private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
@@ -28,41 +32,82 @@ public final class FetchPurgatory implements AutoCloseable {
     private final class Waiter {
         final AtomicBoolean done = new AtomicBoolean();
         final Collection<TopicPartition> partitions;
-        final Runnable onWake;
+        final BooleanSupplier tryComplete;
+        final Runnable onTimeout;
         volatile Timeout timeout;
 
-        Waiter(Collection<TopicPartition> partitions, Runnable onWake) {
+        Waiter(Collection<TopicPartition> partitions, BooleanSupplier tryComplete, Runnable onTimeout) {
             this.partitions = partitions;
-            this.onWake = onWake;
+            this.tryComplete = tryComplete;
+            this.onTimeout = onTimeout;
         }
 
-        void fire() {
-            if (done.compareAndSet(false, true)) {
-                Timeout t = timeout;
-                if (t != null) {
-                    t.cancel();
+        /** Guarded by this: an attempt is running (a follower's re-read can move a HW and wake us again). */
+        private boolean attempting;
+        private boolean pokedAgain;
+
+        /** A watched partition changed: complete if the condition holds now. */
+        void poke() {
+            if (done.get()) {
+                return;
+            }
+            synchronized (this) { // one attempt at a time; the condition reads and may answer
+                if (attempting) { // re-entered from our own attempt: try once more after it
+                    pokedAgain = true;
+                    return;
                 }
-                for (TopicPartition tp : partitions) {
-                    Set<Waiter> set = watchers.get(tp);
-                    if (set != null) {
-                        set.remove(this);
-                    }
+                attempting = true;
+                try {
+                    do {
+                        pokedAgain = false;
+                        if (!done.get() && tryComplete.getAsBoolean()) {
+                            finish();
+                            return;
+                        }
+                    } while (pokedAgain && !done.get());
+                } finally {
+                    attempting = false;
                 }
-                onWake.run();
+            }
+        }
+
+        void expire() {
+            synchronized (this) {
+                if (!done.get()) {
+                    finish();
+                    onTimeout.run();
+                }
+            }
+        }
+
+        private void finish() {
+            done.set(true);
+            Timeout t = timeout;
+            if (t != null) {
+                t.cancel();
+            }
+            for (TopicPartition tp : partitions) {
+                Set<Waiter> set = watchers.get(tp);
+                if (set != null) {
+                    set.remove(this);
+                }
             }
         }
     }
 
     /**
-     * Runs {@code onWake} once: after the next append to any of {@code partitions}, or after
-     * {@code maxWaitMs}.
+     * Parks a fetch: {@code tryComplete} runs after each append or high-watermark move of any of
+     * {@code partitions} and returns true once it answered the fetch; {@code onTimeout} answers it
+     * after {@code maxWaitMs} if nothing did before. Exactly one of them answers.
      */
-    public void watch(List<TopicPartition> partitions, long maxWaitMs, Runnable onWake) {
-        Waiter w = new Waiter(partitions, onWake);
+    public void watch(List<TopicPartition> partitions, long maxWaitMs, BooleanSupplier tryComplete, Runnable onTimeout) {
+        Waiter w = new Waiter(partitions, tryComplete, onTimeout);
         for (TopicPartition tp : partitions) {
             watchers.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(w);
         }
-        w.timeout = timer.newTimeout(t -> w.fire(), Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
+        w.timeout = timer.newTimeout(t -> w.expire(), Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
+        // an append between the first read and the registration above must not be missed
+        w.poke();
     }
 
     /** Wakes the fetches waiting on {@code tp} (called after an append or a high watermark move). */
@@ -72,8 +117,15 @@ public final class FetchPurgatory implements AutoCloseable {
             return;
         }
         for (Waiter w : List.copyOf(set)) {
-            w.fire();
+            w.poke();
         }
+    }
+
+    /** Fetches parked now (metrics and tests). */
+    public int waiting() {
+        java.util.Set<Waiter> all = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        watchers.values().forEach(all::addAll);
+        return all.size();
     }
 
     @Override

@@ -50,16 +50,9 @@ class ScaleClusterTest {
         try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
             long t0 = System.nanoTime();
             // the first answer is the one that counts: a retried command must not say TOPIC_ALREADY_EXISTS
-            admin.createTopics(List.of(new NewTopic(TOPIC, PARTITIONS, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2")))).all().get(60, TimeUnit.SECONDS);
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
-                List<TopicPartitionInfo> ps = TestCluster.describe(admin, TOPIC);
-                assertThat(ps).hasSize(PARTITIONS);
-                assertThat(ps).allSatisfy(p -> {
-                    assertThat(TestCluster.leaderId(p)).isNotEqualTo(-1);
-                    assertThat(p.isr()).hasSize(3);
-                });
-            });
+            TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
+                    .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
+            assertThat(TestCluster.describe(admin, TOPIC)).hasSize(PARTITIONS);
             System.out.printf("%d partitions led with 3 in sync %d ms after CreateTopics%n", PARTITIONS,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 

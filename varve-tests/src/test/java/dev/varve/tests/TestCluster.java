@@ -312,6 +312,18 @@ public final class TestCluster implements AutoCloseable {
     }
 
     /** The partitions of {@code topic} as the cluster describes them. */
+    /** Creates {@code topic} and waits until every partition has a leader and {@code rf} replicas in sync. */
+    public static void createAndAwaitInSync(Admin admin, org.apache.kafka.clients.admin.NewTopic topic, Duration within)
+            throws Exception {
+        admin.createTopics(List.of(topic)).all().get(within.toMillis(), TimeUnit.MILLISECONDS);
+        int rf = topic.replicationFactor();
+        org.awaitility.Awaitility.await().atMost(within).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                org.assertj.core.api.Assertions.assertThat(describe(admin, topic.name())).allSatisfy(p -> {
+                    org.assertj.core.api.Assertions.assertThat(leaderId(p)).isNotEqualTo(-1);
+                    org.assertj.core.api.Assertions.assertThat(p.isr()).hasSize(rf);
+                }));
+    }
+
     public static List<TopicPartitionInfo> describe(Admin admin, String topic) throws Exception {
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
         return d.partitions();

@@ -30,7 +30,8 @@ import java.util.concurrent.CompletableFuture;
  * through the heap), bounded by the high watermark, by each partition's max bytes and by the
  * request's total max bytes (the first partition with data always returns at least one batch, so a
  * large batch cannot block a consumer). When fewer than {@code min.bytes} are ready the request
- * waits in the purgatory until an append to one of its partitions or {@code max.wait.ms}.
+ * waits in the purgatory until that many are (it tries again after every append and high-watermark
+ * move of its partitions) or {@code max.wait.ms} passes.
  *
  * <p>Incremental fetch sessions (KIP-227, {@link FetchSessions}): a session's fetch reads every
  * partition of the session and answers only those with something new.
@@ -58,7 +59,21 @@ public final class FetchHandler extends AllVersionsHandler {
             result.complete(FetchResponse.of(session.finish(first.response)));
             return result;
         }
+        int minBytes = Math.max(1, data.minBytes());
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
+            // woken by an append or a high-watermark move: answer only once min.bytes are readable
+            try {
+                Read again = read(session.topics(), data, req.version(), context.clientAddress);
+                if (again.bytes >= minBytes || again.hasError) {
+                    result.complete(FetchResponse.of(session.finish(again.response)));
+                    return true;
+                }
+                return false;
+            } catch (RuntimeException e) {
+                result.completeExceptionally(e);
+                return true;
+            }
+        }, () -> {
             try {
                 result.complete(FetchResponse.of(session.finish(read(session.topics(), data, req.version(),
                         context.clientAddress).response)));

@@ -44,16 +44,22 @@ final class AlterPartitionBatcher {
 
     private final int brokerId;
     private final LongSupplier brokerEpoch;
-    private final ControllerChannel controller;
+    private final java.util.function.Function<AlterPartitionRequestData, java.util.concurrent.CompletableFuture<ControllerChannel.Reply>> send;
     // guarded by "this"
     private final List<Item> queued = new ArrayList<>();
     private boolean inFlight;
     private long requestsSent;
 
     AlterPartitionBatcher(int brokerId, LongSupplier brokerEpoch, ControllerChannel controller) {
+        this(brokerId, brokerEpoch, request -> controller.send(ApiKeys.ALTER_PARTITION, request));
+    }
+
+    /** @param send sends one AlterPartition request to the active controller */
+    AlterPartitionBatcher(int brokerId, LongSupplier brokerEpoch,
+                          java.util.function.Function<AlterPartitionRequestData, java.util.concurrent.CompletableFuture<ControllerChannel.Reply>> send) {
         this.brokerId = brokerId;
         this.brokerEpoch = brokerEpoch;
-        this.controller = controller;
+        this.send = send;
     }
 
     /** Queues one partition's proposed ISR; sends at once when no request is in flight. */
@@ -96,7 +102,7 @@ final class AlterPartitionBatcher {
                 }).partitions().add(item.data().duplicate());
             }
         }
-        controller.send(ApiKeys.ALTER_PARTITION, request).whenComplete((reply, error) -> {
+        send.apply(request).whenComplete((reply, error) -> {
             try {
                 answer(batch, reply, error);
             } finally {

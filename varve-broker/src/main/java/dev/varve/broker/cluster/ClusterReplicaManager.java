@@ -509,16 +509,30 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         purgatory.wake(p.tp);
     }
 
-    /** Copies the leader's HW into the log; returns acks to complete outside the lock. Caller holds p. */
+    /**
+     * Copies the leader's HW into the log; returns what to run outside the lock: acks to complete and,
+     * when the HW moved, the wake-up of fetches waiting for it (consumers read below the HW, so an
+     * acks=1 append becomes readable only now). Caller holds p.
+     */
     private List<Runnable> updateHighWatermark(Partition p) {
         if (p.leader == null) {
             return List.of();
         }
         long hw = p.leader.highWatermark();
+        boolean moved = false;
         if (hw > p.log.highWatermark()) {
             p.log.updateHighWatermark(hw);
+            moved = true;
         }
-        return p.completableAcks();
+        List<Runnable> after = p.completableAcks();
+        if (moved) {
+            if (after.isEmpty()) {
+                after = new ArrayList<>();
+            }
+            TopicPartition tp = p.tp;
+            after.add(() -> purgatory.wake(tp));
+        }
+        return after;
     }
 
     // ---------------------------------------------------------------- produce

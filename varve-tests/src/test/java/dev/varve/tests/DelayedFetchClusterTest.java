@@ -1,0 +1,73 @@
+package dev.varve.tests;
+
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A consumer's parked fetch completes when the high watermark makes a record readable, whatever the
+ * producer's acks (Kafka's DelayedFetch). With acks=1 no acknowledgement waits on the followers, so a
+ * fetch woken only by appends (the append itself is not readable yet) or by completed acks would sit
+ * out its whole {@code fetch.max.wait.ms}.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class DelayedFetchClusterTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    void aWaitingConsumerIsAnsweredWhenTheHighWatermarkMovesNotAtItsMaxWait() throws Exception {
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+            TestCluster.createAndAwaitInSync(admin, new NewTopic("hw", 1, (short) 3), Duration.ofSeconds(30));
+            long maxWaitMs = 10_000;
+            Map<String, Object> cc = new HashMap<>();
+            cc.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+            cc.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int) maxWaitMs);
+            cc.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
+            cc.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000);
+            TopicPartition tp = new TopicPartition("hw", 0);
+            try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "1",
+                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false));
+                 KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cc, new StringDeserializer(), new StringDeserializer())) {
+                consumer.assign(List.of(tp));
+                consumer.seekToEnd(List.of(tp));
+                consumer.position(tp);
+                for (int i = 0; i < 5; i++) {
+                    consumer.poll(Duration.ofMillis(300)); // a fetch is parked at the leader now
+                    long sent = System.nanoTime();
+                    producer.send(new ProducerRecord<>("hw", 0, null, "r" + i)).get(30, TimeUnit.SECONDS);
+                    ConsumerRecord<String, String> got = null;
+                    while (got == null && System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(3 * maxWaitMs)) {
+                        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                            got = r;
+                        }
+                    }
+                    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                    assertThat(got).isNotNull();
+                    assertThat(got.value()).isEqualTo("r" + i);
+                    System.out.printf("acks=1 record %d consumed %d ms after it was sent%n", i, tookMs);
+                    assertThat(tookMs).as("answered when the HW moved, well before fetch.max.wait.ms").isLessThan(maxWaitMs / 2);
+                }
+            }
+        }
+    }
+}
