@@ -57,6 +57,7 @@ public final class ClusterServices implements AutoCloseable {
     private final BrokerConfig config;
     private final MetadataLoader loader = new MetadataLoader();
     private final MetadataPublisher publisher;
+    private final MetadataPublisher replicaPublisher;
     private final ControllerChannel channel;
     private final ClusterReplicaManager replicas;
     private final QuorumController controller;
@@ -84,7 +85,8 @@ public final class ClusterServices implements AutoCloseable {
                            List<BrokerConfig.Endpoint> advertised,
                            List<ClusterReplicaManager.LeadershipListener> leadershipListeners) throws IOException {
         this.config = config;
-        this.publisher = new MetadataPublisher(config.nodeId());
+        this.publisher = new MetadataPublisher("varve-metadata-publisher-" + config.nodeId());
+        this.replicaPublisher = new MetadataPublisher("varve-replica-publisher-" + config.nodeId());
         Map<Integer, InetSocketAddress> voters = config.quorumVoters();
         boolean voter = voters.containsKey(config.nodeId());
         File firstDir = config.logDirs().get(0);
@@ -129,8 +131,11 @@ public final class ClusterServices implements AutoCloseable {
         //    (NOT_LEADER_OR_FOLLOWER, retriable), but never a topic the controller created missing here.
         publisher.addListener((previous, next) -> replicas.publishImage(next));
         publisher.addListener(channel);
-        // 4. replicas follow the image (acting only on the caught-up one)
-        publisher.addListener(new CatchUpGate(publisher::published, replicas, lifecycle.caughtUp()));
+        // 4. replicas follow the image (acting only on the caught-up one), on a publisher thread of their
+        //    own: creating the logs of a 10,000-partition topic must not hold back the next topic's
+        //    CreateTopics answer or Metadata
+        publisher.addListener(replicaPublisher);
+        replicaPublisher.addListener(new CatchUpGate(publisher::published, replicas, lifecycle.caughtUp()));
         context.replicaManager().setCluster(replicas);
         context.setAutoCreate(this::autoCreate);
 
@@ -305,6 +310,7 @@ public final class ClusterServices implements AutoCloseable {
             follower.close();
         }
         publisher.close();
+        replicaPublisher.close();
         channel.close();
     }
 

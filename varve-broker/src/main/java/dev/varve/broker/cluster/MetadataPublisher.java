@@ -10,9 +10,10 @@ import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Hands metadata images to the broker's components (topic registry, replicas, the controller channel's
- * waiters) on a thread of its own, {@code varve-metadata-publisher-<nodeId>}, so that the quorum's apply
- * thread, and with it every controller commit, never waits for a broker to create logs or move fetchers.
+ * Hands metadata images to the broker's components on a thread of its own, so that the one delivering
+ * to it never waits for them: the quorum's apply thread (and with it every controller commit) for the
+ * topic registry and the controller channel's waiters ({@code varve-metadata-publisher-<nodeId>}),
+ * and those for the replicas creating logs and moving fetchers ({@code varve-replica-publisher-<nodeId>}).
  *
  * <p><b>Coalescing.</b> Images that arrive while a delivery runs are not queued one by one: the next
  * delivery hands each listener {@code (last delivered, newest)}, one pass over a delta that may span many
@@ -36,8 +37,8 @@ final class MetadataPublisher implements MetadataLoader.ImageListener, AutoClose
     private MetadataImage delivered = MetadataImage.EMPTY;
     private volatile MetadataImage published = MetadataImage.EMPTY;
 
-    MetadataPublisher(int nodeId) {
-        this.thread = new Thread(this::run, "varve-metadata-publisher-" + nodeId);
+    MetadataPublisher(String threadName) {
+        this.thread = new Thread(this::run, threadName);
         thread.setDaemon(true);
         thread.start();
     }

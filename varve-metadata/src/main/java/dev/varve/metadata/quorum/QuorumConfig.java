@@ -43,10 +43,14 @@ public final class QuorumConfig {
     public static final long DEFAULT_SNAPSHOT_THRESHOLD_ENTRIES = 10_000;
     /** Default time an {@code append} may take before it fails with a timeout. */
     public static final long DEFAULT_REQUEST_TIMEOUT_MS = 10_000;
-    /** Default largest entry {@code append} accepts. */
-    public static final int DEFAULT_MAX_ENTRY_BYTES = 1024 * 1024;
     /** Hard ceiling for {@link Builder#maxEntryBytes}: Ratis' log appender buffer is 4 MiB. */
     public static final int MAX_ENTRY_BYTES_LIMIT = 3 * 1024 * 1024;
+    /**
+     * Default largest entry {@code append} accepts: the ceiling, because one decision must fit one
+     * entry, and a CreateTopics of 10,000 partitions (the most one request may add) is about 0.9 MB at
+     * RF=3 and 1.3 MB at RF=7.
+     */
+    public static final int DEFAULT_MAX_ENTRY_BYTES = MAX_ENTRY_BYTES_LIMIT;
     /** Default size at which a Raft log segment is closed (closed segments can be purged after a snapshot). */
     public static final long DEFAULT_LOG_SEGMENT_BYTES = 8L * 1024 * 1024;
     /** Default cluster id (the Raft group id is derived from it). */

@@ -119,7 +119,10 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
 
     /** At most this many commands are decided into one metadata entry. */
     static final int MAX_COMMANDS_PER_ENTRY = 1000;
-    /** No more commands join an entry once it holds this many records (one decision may exceed it). */
+    /**
+     * A decision joins an entry only if the entry then holds at most this many records (a decision
+     * larger than this goes alone), so a batch stays well under the entry size limit.
+     */
     static final int MAX_RECORDS_PER_ENTRY = 5000;
 
     /** How long a metadata fetch with nothing new waits for a change (below the brokers' attempt timeout). */
@@ -297,6 +300,12 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                     LOG.error("controller failed to decide a command", e);
                     finish(p, ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
                     continue;
+                }
+                if (!records.isEmpty() && records.size() + decision.records().size() > MAX_RECORDS_PER_ENTRY) {
+                    // would make the entry too large: decided again, first, in the next entry (nothing of it
+                    // was committed or answered)
+                    waiting.addFirst(p);
+                    break;
                 }
                 if (!decision.records().isEmpty()) {
                     records.addAll(decision.records());
