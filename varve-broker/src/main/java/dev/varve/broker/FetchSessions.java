@@ -113,22 +113,19 @@ public final class FetchSessions {
 
     /** A request refused at the session level: the error to answer with (and session id 0). */
     public static Context refused(Errors error) {
-        return new Context() {
-            @Override
-            public List<FetchRequestData.FetchTopic> topics() {
-                return List.of();
-            }
+        return new Sessionless(List.of(), error);
+    }
 
-            @Override
-            public FetchResponseData finish(FetchResponseData full) {
-                return new FetchResponseData().setErrorCode(error.code()).setSessionId(0);
-            }
-
-            @Override
-            public Errors error() {
-                return error;
-            }
-        };
+    /**
+     * A fetch outside any session: a full fetch of {@code topics} (every partition answered), or, with
+     * an {@code error}, a refusal that reads nothing.
+     */
+    private record Sessionless(List<FetchRequestData.FetchTopic> topics, Errors error) implements Context {
+        @Override
+        public FetchResponseData finish(FetchResponseData full) {
+            return error == Errors.NONE ? full.setSessionId(0)
+                    : new FetchResponseData().setErrorCode(error.code()).setSessionId(0);
+        }
     }
 
     /** The context of {@code request} (a Fetch of {@code version}); {@code follower} for a replica's fetch. */
@@ -271,19 +268,8 @@ public final class FetchSessions {
                 : new Key(null, topic == null ? "" : topic, partition);
     }
 
-    /** A full fetch without a session: the request's own partitions, every one answered. */
     private static Context sessionless(FetchRequestData request) {
-        return new Context() {
-            @Override
-            public List<FetchRequestData.FetchTopic> topics() {
-                return request.topics();
-            }
-
-            @Override
-            public FetchResponseData finish(FetchResponseData full) {
-                return full.setSessionId(0);
-            }
-        };
+        return new Sessionless(request.topics(), Errors.NONE);
     }
 
     private final class SessionContext implements Context {
@@ -301,7 +287,7 @@ public final class FetchSessions {
                 FetchRequestData.FetchTopic t = byTopic.computeIfAbsent(session.usesTopicIds ? k.topicId() : k.topic(),
                         x -> new FetchRequestData.FetchTopic().setTopicId(k.topicId() == null ? Uuid.ZERO_UUID : k.topicId())
                                 .setTopic(k.topic() == null ? "" : k.topic()));
-                t.partitions().add(e.getValue().request.duplicate());
+                t.partitions().add(e.getValue().request); // replaced by update(), never mutated
             }
             this.topics = new ArrayList<>(byTopic.values());
         }

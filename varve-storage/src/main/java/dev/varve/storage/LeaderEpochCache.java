@@ -194,9 +194,7 @@ public final class LeaderEpochCache {
 
     /** Writes the checkpoint if epochs were assigned since, and fsyncs it if it changed since the last flush. */
     public synchronized void flush() {
-        if (unwritten) {
-            persist();
-        }
+        writeIfUnwritten();
         if (!dirty) {
             return;
         }

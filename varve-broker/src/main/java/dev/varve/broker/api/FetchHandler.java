@@ -24,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
 /**
  * Fetch: reads each partition as a file slice of whole batches (sent with sendfile, never copied
@@ -48,48 +49,54 @@ public final class FetchHandler extends AllVersionsHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         FetchRequest req = (FetchRequest) request;
         FetchRequestData data = req.data();
-        boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
-        FetchSessions.Context session = broker.fetchSessions().newContext(data, req.version(), follower);
+        FetchSessions.Context session = broker.fetchSessions().newContext(data, req.version(), isFollower(data));
         if (session.error() != Errors.NONE) {
             return CompletableFuture.completedFuture(FetchResponse.of(session.finish(null)));
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
-        Read first = read(session.topics(), data, req.version(), context.clientAddress);
-        if (first.bytes >= Math.max(1, data.minBytes()) || data.maxWaitMs() <= 0 || first.hasError) {
+        int minBytes = Math.max(1, data.minBytes());
+        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context.clientAddress);
+        Read first = reread.get();
+        if (first.ready(minBytes) || data.maxWaitMs() <= 0) {
             result.complete(FetchResponse.of(session.finish(first.response)));
             return result;
         }
-        int minBytes = Math.max(1, data.minBytes());
-        broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(), () -> {
-            // woken by an append or a high-watermark move: answer only once min.bytes are readable
-            try {
-                Read again = read(session.topics(), data, req.version(), context.clientAddress);
-                if (again.bytes >= minBytes || again.hasError) {
-                    result.complete(FetchResponse.of(session.finish(again.response)));
-                    return true;
-                }
-                return false;
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
-                return true;
-            }
-        }, () -> {
-            try {
-                result.complete(FetchResponse.of(session.finish(read(session.topics(), data, req.version(),
-                        context.clientAddress).response)));
-            } catch (RuntimeException e) {
-                result.completeExceptionally(e);
-            }
-        });
+        // woken by an append or a high-watermark move: answer only once min.bytes are readable; at the
+        // timeout, with whatever there is
+        broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(),
+                () -> answer(result, session, reread, minBytes), () -> answer(result, session, reread, 0));
         return result;
     }
 
+    /** Reads again and answers when at least {@code minBytes} are readable (or on an error); true once answered. */
+    private static boolean answer(CompletableFuture<AbstractResponse> result, FetchSessions.Context session,
+                                  Supplier<Read> reread, int minBytes) {
+        try {
+            Read again = reread.get();
+            if (!again.ready(minBytes)) {
+                return false;
+            }
+            result.complete(FetchResponse.of(session.finish(again.response)));
+        } catch (RuntimeException e) {
+            result.completeExceptionally(e);
+        }
+        return true;
+    }
+
+    private static boolean isFollower(FetchRequestData data) {
+        return data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
+    }
+
     private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
+        /** Whether to answer now: enough bytes, or an error the client must see at once. */
+        boolean ready(int minBytes) {
+            return bytes >= minBytes || hasError;
+        }
     }
 
     private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, java.net.InetAddress from) {
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
-        boolean follower = data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
+        boolean follower = isFollower(data);
         int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
                 ? data.replicaState().replicaId() : data.replicaId();
         long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;

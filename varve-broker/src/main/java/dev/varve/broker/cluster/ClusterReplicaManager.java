@@ -170,34 +170,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         lastIneligible = ineligible;
         boolean configsChanged = !previous.allConfigs().equals(next.allConfigs());
 
-        // 1. Partitions no longer assigned here (topic deleted, replica moved away, topic re-created).
+        // 1. What changed here: partitions assigned here whose state changed, and held partitions no longer
+        //    assigned here (topic deleted, replica moved away, topic re-created). The latter stop first.
+        Map<TopicPartition, Change> changes = new java.util.LinkedHashMap<>();
         List<Partition> gone = new ArrayList<>();
-        for (Partition p : goneReplicas(previous, next)) {
-            gone.add(p);
-        }
+        diff(previous, next, changes, gone);
         for (Partition p : gone) {
             stop(p, true);
             stats.stopped++;
         }
 
-        // 2. Partitions assigned here whose state changed (or whose last transition failed).
-        Map<TopicPartition, Change> changes = new java.util.LinkedHashMap<>();
-        for (TopicImage topic : next.topicsById().values()) {
-            TopicImage before = previous.topicsById().get(topic.id());
-            if (before == topic) {
-                continue;
-            }
-            List<PartitionState> states = topic.partitions();
-            for (int i = 0; i < states.size(); i++) {
-                PartitionState state = states.get(i);
-                if (!state.replicas().contains(localId)
-                        || (before != null && i < before.partitionCount() && before.partition(i) == state)) {
-                    continue;
-                }
-                TopicPartition tp = new TopicPartition(topic.name(), i);
-                changes.put(tp, new Change(tp, topic.id(), state));
-            }
-        }
+        // 2. Partitions whose last transition failed are tried again.
         for (TopicPartition tp : failedTransitions) {
             next.topic(tp.topic()).ifPresent(t -> {
                 PartitionState state = t.partition(tp.partition());
@@ -276,9 +259,24 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
     }
 
-    /** Held partitions that {@code next} no longer assigns here (full sweep after a gap, e.g. the first image). */
-    private List<Partition> goneReplicas(MetadataImage previous, MetadataImage next) {
-        List<Partition> gone = new ArrayList<>();
+    /**
+     * Walks only the topics whose image changed (unchanged ones are the same object) and, in them, the
+     * partitions whose state object changed: assigned here now → {@code changes}; assigned here before
+     * but not now, and held → {@code gone}. With no previous image (the first one), every held partition
+     * is checked against {@code next} instead.
+     */
+    private void diff(MetadataImage previous, MetadataImage next, Map<TopicPartition, Change> changes, List<Partition> gone) {
+        for (TopicImage after : next.topicsById().values()) {
+            TopicImage before = previous.topicsById().get(after.id());
+            if (before != after) {
+                diffTopic(before, after, changes, gone);
+            }
+        }
+        for (TopicImage before : previous.topicsById().values()) {
+            if (!next.topicsById().containsKey(before.id())) {
+                diffTopic(before, null, changes, gone);
+            }
+        }
         if (previous.offset() < 0) {
             for (Partition p : partitions.values()) {
                 TopicImage t = next.topicsById().get(p.topicId);
@@ -287,29 +285,30 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                     gone.add(p);
                 }
             }
-            return gone;
         }
-        for (TopicImage before : previous.topicsById().values()) {
-            TopicImage after = next.topicsById().get(before.id());
-            if (after == before) {
+    }
+
+    /** One topic of {@link #diff}; {@code before} or {@code after} is null when the topic is new or deleted. */
+    private void diffTopic(TopicImage before, TopicImage after, Map<TopicPartition, Change> changes, List<Partition> gone) {
+        TopicImage named = after != null ? after : before;
+        int count = Math.max(before == null ? 0 : before.partitionCount(), after == null ? 0 : after.partitionCount());
+        for (int i = 0; i < count; i++) {
+            PartitionState was = before == null ? null : before.partition(i);
+            PartitionState now = after == null ? null : after.partition(i);
+            if (now == was) {
                 continue;
             }
-            List<PartitionState> states = before.partitions();
-            for (int i = 0; i < states.size(); i++) {
-                if (!states.get(i).replicas().contains(localId)) {
-                    continue;
-                }
-                PartitionState now = after == null ? null : after.partition(i);
-                if (now != null && now.replicas().contains(localId)) {
-                    continue;
-                }
-                Partition p = partitions.get(new TopicPartition(before.name(), i));
+            boolean hereNow = now != null && now.replicas().contains(localId);
+            TopicPartition tp = new TopicPartition(named.name(), i);
+            if (hereNow) {
+                changes.put(tp, new Change(tp, after.id(), now));
+            } else if (was != null && was.replicas().contains(localId)) {
+                Partition p = partitions.get(tp);
                 if (p != null && p.topicId.equals(before.id())) {
                     gone.add(p);
                 }
             }
         }
-        return gone;
     }
 
     /**

@@ -55,7 +55,7 @@ final class MetadataPublisher implements MetadataLoader.ImageListener, AutoClose
 
     @Override
     public synchronized void onImage(MetadataImage previous, MetadataImage next) {
-        if (latest == MetadataImage.EMPTY || next.offset() >= latest.offset()) {
+        if (next.offset() >= latest.offset()) { // never back to an older image (EMPTY is at -1)
             latest = next;
             notifyAll();
         }
