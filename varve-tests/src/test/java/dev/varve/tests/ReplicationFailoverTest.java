@@ -12,11 +12,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -35,6 +32,7 @@ import static org.awaitility.Awaitility.await;
 class ReplicationFailoverTest {
     private static final String TOPIC = "replicated";
     private static final int PARTITIONS = 3;
+    private static final Duration ACK_WAIT = Duration.ofSeconds(60);
 
     @TempDir
     Path dir;
@@ -50,7 +48,7 @@ class ReplicationFailoverTest {
                 }
             });
 
-            Map<Integer, List<String>> acked = new ConcurrentHashMap<>();
+            AckedRecords acked = new AckedRecords();
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
             AtomicBoolean running = new AtomicBoolean(true);
             AtomicLong lastAckNanos = new AtomicLong(System.nanoTime());
@@ -58,14 +56,14 @@ class ReplicationFailoverTest {
             Thread producerThread = new Thread(() -> produce(cluster, acked, failures, running, lastAckNanos, longestGapMs));
             producerThread.start();
             try {
-                awaitAcks(acked, 300);
+                acked.awaitAtLeast(300, ACK_WAIT);
 
                 // 1. kill -9 the leader of partition 0
                 int leader = TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(0));
                 cluster.node(leader).kill();
                 long killedAt = System.nanoTime();
-                int before = count(acked);
-                awaitAcks(acked, before + 300);
+                int before = acked.count();
+                acked.awaitAtLeast(before + 300, ACK_WAIT);
                 long resumedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
                 System.out.printf("producer resumed %d ms after SIGKILL of leader %d%n", resumedMs, leader);
                 assertThat(resumedMs).as("producer resumes after failover").isLessThan(20_000);
@@ -90,15 +88,15 @@ class ReplicationFailoverTest {
                 int paused = TestCluster.leaderId(TestCluster.describe(admin, TOPIC).get(1));
                 cluster.node(paused).pause();
                 Thread.sleep(5_000);
-                before = count(acked);
-                awaitAcks(acked, before + 200);
+                before = acked.count();
+                acked.awaitAtLeast(before + 200, ACK_WAIT);
                 cluster.node(paused).resume();
                 await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
                     for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
                         assertThat(p.isr()).hasSize(3);
                     }
                 });
-                awaitAcks(acked, count(acked) + 200);
+                acked.awaitAtLeast(acked.count() + 200, ACK_WAIT);
             } finally {
                 running.set(false);
                 producerThread.join(60_000);
@@ -106,19 +104,12 @@ class ReplicationFailoverTest {
             assertThat(failures).as("producer errors").isEmpty();
 
             // Read everything back: each acknowledged value exactly once, in the order acknowledged.
-            Map<Integer, List<String>> read = readAll(cluster);
-            for (int p = 0; p < PARTITIONS; p++) {
-                List<String> got = read.getOrDefault(p, List.of());
-                List<String> want = acked.getOrDefault(p, List.of());
-                assertThat(got).as("partition %d has no duplicates", p).doesNotHaveDuplicates();
-                assertThat(got).as("partition %d holds every acknowledged record in order", p).containsSubsequence(want);
-                assertThat(got).as("partition %d holds every acknowledged record", p).containsAll(want);
-            }
-            System.out.printf("acknowledged %d records; longest gap between acks %d ms%n", count(acked), longestGapMs[0]);
+            acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
+            System.out.printf("acknowledged %d records; longest gap between acks %d ms%n", acked.count(), longestGapMs[0]);
         }
     }
 
-    private static void produce(TestCluster cluster, Map<Integer, List<String>> acked, ConcurrentLinkedQueue<Throwable> failures,
+    private static void produce(TestCluster cluster, AckedRecords acked, ConcurrentLinkedQueue<Throwable> failures,
                                 AtomicBoolean running, AtomicLong lastAckNanos, long[] longestGapMs) {
         try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 5,
                 ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5))) {
@@ -130,9 +121,7 @@ class ReplicationFailoverTest {
                     if (e != null) {
                         failures.add(e);
                     } else {
-                        synchronized (acked) {
-                            acked.computeIfAbsent(md.partition(), k -> new ArrayList<>()).add(value);
-                        }
+                        acked.add(md.partition(), value);
                         long now = System.nanoTime();
                         long gap = TimeUnit.NANOSECONDS.toMillis(now - lastAckNanos.getAndSet(now));
                         longestGapMs[0] = Math.max(longestGapMs[0], gap);
@@ -144,23 +133,5 @@ class ReplicationFailoverTest {
         } catch (Exception e) {
             failures.add(e);
         }
-    }
-
-    private static int count(Map<Integer, List<String>> acked) {
-        synchronized (acked) {
-            return acked.values().stream().mapToInt(List::size).sum();
-        }
-    }
-
-    private static void awaitAcks(Map<Integer, List<String>> acked, int n) {
-        await().atMost(Duration.ofSeconds(60)).until(() -> count(acked) >= n);
-    }
-
-    private static Map<Integer, List<String>> readAll(TestCluster cluster) {
-        Map<Integer, List<String>> read = new HashMap<>();
-        for (int p = 0; p < PARTITIONS; p++) {
-            read.put(p, cluster.readPartition(TOPIC, p));
-        }
-        return read;
     }
 }

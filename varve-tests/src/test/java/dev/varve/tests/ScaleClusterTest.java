@@ -2,15 +2,9 @@ package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.TopicPartitionInfo;
-import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -18,14 +12,12 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.stream.IntStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -41,6 +33,7 @@ import static org.awaitility.Awaitility.await;
 class ScaleClusterTest {
     private static final String TOPIC = "scale";
     private static final int PARTITIONS = 1_000;
+    private static final Duration ACK_WAIT = Duration.ofSeconds(90);
 
     @TempDir
     Path dir;
@@ -56,14 +49,14 @@ class ScaleClusterTest {
             System.out.printf("%d partitions led with 3 in sync %d ms after CreateTopics%n", PARTITIONS,
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 
-            Map<Integer, List<String>> acked = new HashMap<>();
+            AckedRecords acked = new AckedRecords();
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
             AtomicBoolean running = new AtomicBoolean(true);
             Thread producer = new Thread(() -> produce(cluster, acked, failures, running), "scale-producer");
             producer.start();
             int victim;
             try {
-                awaitAcks(acked, 3 * PARTITIONS);
+                acked.awaitAtLeast(3 * PARTITIONS, ACK_WAIT);
                 // kill -9 the broker leading the most partitions
                 Map<Integer, Integer> led = new HashMap<>();
                 TestCluster.describe(admin, TOPIC).forEach(p -> led.merge(TestCluster.leaderId(p), 1, Integer::sum));
@@ -75,7 +68,7 @@ class ScaleClusterTest {
                                 assertThat(TestCluster.leaderId(p)).isNotEqualTo(victim).isNotEqualTo(-1)));
                 System.out.printf("every partition of broker %d (%d led) led elsewhere %d ms after kill -9%n", victim,
                         led.get(victim), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
-                awaitAcks(acked, count(acked) + PARTITIONS);
+                acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
 
                 cluster.node(victim).start();
                 long restarted = System.nanoTime();
@@ -83,24 +76,15 @@ class ScaleClusterTest {
                         assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
                 System.out.printf("every partition back to 3 in sync %d ms after the restart%n",
                         TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
-                awaitAcks(acked, count(acked) + PARTITIONS);
+                acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
             } finally {
                 running.set(false);
                 producer.join(120_000);
             }
             assertThat(failures).as("producer errors").isEmpty();
 
-            Map<Integer, List<String>> read = readAll(cluster);
-            for (int p = 0; p < PARTITIONS; p++) {
-                List<String> got = read.getOrDefault(p, List.of());
-                List<String> want;
-                synchronized (acked) {
-                    want = List.copyOf(acked.getOrDefault(p, List.of()));
-                }
-                assertThat(got).as("partition %d has no duplicates", p).doesNotHaveDuplicates();
-                assertThat(got).as("partition %d holds every acknowledged record in order", p).containsSubsequence(want);
-            }
-            System.out.printf("acknowledged %d records over %d partitions%n", count(acked), PARTITIONS);
+            acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
+            System.out.printf("acknowledged %d records over %d partitions%n", acked.count(), PARTITIONS);
 
             // Summaries, not a line per partition transition (the scale issue saw 54,800 lines in 10 minutes).
             for (TestCluster.Node node : cluster.nodes()) {
@@ -118,7 +102,7 @@ class ScaleClusterTest {
         }
     }
 
-    private static void produce(TestCluster cluster, Map<Integer, List<String>> acked, ConcurrentLinkedQueue<Throwable> failures,
+    private static void produce(TestCluster cluster, AckedRecords acked, ConcurrentLinkedQueue<Throwable> failures,
                                 AtomicBoolean running) {
         try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20))) {
             long seq = 0;
@@ -129,9 +113,7 @@ class ScaleClusterTest {
                     if (e != null) {
                         failures.add(e);
                     } else {
-                        synchronized (acked) {
-                            acked.computeIfAbsent(md.partition(), k -> new ArrayList<>()).add(value);
-                        }
+                        acked.add(md.partition(), value);
                     }
                 });
                 if (seq % PARTITIONS == 0) {
@@ -144,45 +126,5 @@ class ScaleClusterTest {
         } catch (RuntimeException e) {
             failures.add(e);
         }
-    }
-
-    private static int count(Map<Integer, List<String>> acked) {
-        synchronized (acked) {
-            return acked.values().stream().mapToInt(List::size).sum();
-        }
-    }
-
-    private static void awaitAcks(Map<Integer, List<String>> acked, int atLeast) {
-        await().atMost(Duration.ofSeconds(90)).until(() -> count(acked) >= atLeast);
-    }
-
-    /** Every partition from its start to its end offset, with one consumer; offsets must follow each other. */
-    private static Map<Integer, List<String>> readAll(TestCluster cluster) {
-        Map<String, Object> cfg = new HashMap<>();
-        cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-        cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        cfg.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
-        Map<Integer, List<String>> out = new HashMap<>();
-        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            List<TopicPartition> all = IntStream.range(0, PARTITIONS).mapToObj(p -> new TopicPartition(TOPIC, p)).toList();
-            c.assign(all);
-            c.seekToBeginning(all);
-            Map<TopicPartition, Long> end = c.endOffsets(all, Duration.ofSeconds(60));
-            long deadline = System.currentTimeMillis() + 120_000;
-            while (System.currentTimeMillis() < deadline && all.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
-                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
-                    List<String> values = out.computeIfAbsent(r.partition(), k -> new ArrayList<>());
-                    if (r.offset() != values.size()) {
-                        throw new AssertionError(r.topic() + "-" + r.partition() + ": offset " + r.offset() + " read where "
-                                + values.size() + " was due");
-                    }
-                    values.add(r.value());
-                }
-            }
-            for (TopicPartition tp : all) {
-                assertThat(c.position(tp)).as("%s read to its end", tp).isGreaterThanOrEqualTo(end.get(tp));
-            }
-        }
-        return out;
     }
 }

@@ -265,22 +265,49 @@ public final class TestCluster implements AutoCloseable {
      * 60 s); the offsets must follow each other with no gap (no compaction or deleted records here).
      */
     public List<String> readPartition(String topic, int partition) {
+        return read(List.of(new TopicPartition(topic, partition)), Duration.ofSeconds(60), false).getOrDefault(partition, List.of());
+    }
+
+    /**
+     * As {@link #readPartition} for partitions 0 .. {@code partitions}-1 of {@code topic}, with one
+     * consumer; every partition must be read to its end within 120 s.
+     */
+    public Map<Integer, List<String>> readPartitions(String topic, int partitions) {
+        List<TopicPartition> all = new ArrayList<>();
+        for (int p = 0; p < partitions; p++) {
+            all.add(new TopicPartition(topic, p));
+        }
+        return read(all, Duration.ofSeconds(120), true);
+    }
+
+    /**
+     * Values by partition of one topic's {@code tps}, each from its start to its end offset when reading
+     * began; with {@code requireEnd}, a partition not read to that end within the time fails.
+     */
+    private Map<Integer, List<String>> read(List<TopicPartition> tps, Duration within, boolean requireEnd) {
         Map<String, Object> cfg = new HashMap<>();
         cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
         cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-        List<String> out = new ArrayList<>();
+        cfg.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);
+        Map<Integer, List<String>> out = new HashMap<>();
         try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cfg, new StringDeserializer(), new StringDeserializer())) {
-            TopicPartition tp = new TopicPartition(topic, partition);
-            c.assign(List.of(tp));
-            c.seekToBeginning(List.of(tp));
-            long end = c.endOffsets(List.of(tp), Duration.ofSeconds(30)).get(tp);
-            long deadline = System.currentTimeMillis() + 60_000;
-            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
+            c.assign(tps);
+            c.seekToBeginning(tps);
+            Map<TopicPartition, Long> end = c.endOffsets(tps, Duration.ofSeconds(60));
+            long deadline = System.currentTimeMillis() + within.toMillis();
+            while (System.currentTimeMillis() < deadline && tps.stream().anyMatch(tp -> c.position(tp) < end.get(tp))) {
                 for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(500))) {
-                    if (r.offset() != out.size()) {
-                        throw new AssertionError(tp + ": offset " + r.offset() + " read where " + out.size() + " was due");
+                    List<String> values = out.computeIfAbsent(r.partition(), k -> new ArrayList<>());
+                    if (r.offset() != values.size()) {
+                        throw new AssertionError(r.topic() + "-" + r.partition() + ": offset " + r.offset() + " read where "
+                                + values.size() + " was due");
                     }
-                    out.add(r.value());
+                    values.add(r.value());
+                }
+            }
+            for (TopicPartition tp : tps) {
+                if (requireEnd && c.position(tp) < end.get(tp)) {
+                    throw new AssertionError(tp + " read to " + c.position(tp) + ", not to its end " + end.get(tp));
                 }
             }
         }

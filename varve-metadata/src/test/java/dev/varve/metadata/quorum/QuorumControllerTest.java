@@ -54,11 +54,14 @@ class QuorumControllerTest {
     }
 
     private void start(int id) throws Exception {
-        MetadataLoader loader = new MetadataLoader(16, MetadataLoader.RETAINED_BYTES);
-        QuorumController controller = new QuorumController(id, loader,
+        start(id, new MetadataLoader(16, MetadataLoader.RETAINED_BYTES),
                 () -> new ControllerLogic(ControllerConfig.defaults().withDefaultReplicationFactor((short) 3), Uuid::randomUuid,
-                        (topic, configs) -> { }),
-                Time.SYSTEM, 100);
+                        (topic, configs) -> { }));
+    }
+
+    /** Starts voter {@code id} with its own loader and a controller deciding with {@code logic}. */
+    private void start(int id, MetadataLoader loader, java.util.function.Supplier<ControllerLogic> logic) throws Exception {
+        QuorumController controller = new QuorumController(id, loader, logic, Time.SYSTEM, 100);
         MetadataQuorum q = MetadataQuorum.start(cluster.config(id), loader, loader);
         cluster.running.put(id, q);
         controller.attach(q);
@@ -106,14 +109,16 @@ class QuorumControllerTest {
         return ((CreateTopicsResponseData) decide(ApiKeys.CREATE_TOPICS, req)).topics().iterator().next();
     }
 
-    @Test
-    void commandsAreDecidedByWhicheverVoterLeadsAndSurviveFailover() throws Exception {
+    /**
+     * Three voters, each a controller, a client with {@code attemptTimeoutMs} per attempt, and brokers 1-3
+     * registered and unfenced; returns their broker epochs.
+     */
+    private Map<Integer, Long> startThreeVotersWithUnfencedBrokers(long attemptTimeoutMs) throws Exception {
         cluster = new TestCluster(dir, 3, 0, b -> b);
         for (int id = 1; id <= 3; id++) {
             start(id);
         }
-        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
-
+        client = new ControllerClient(cluster.voters, "test-cluster", attemptTimeoutMs, 100);
         Map<Integer, Long> epochs = new LinkedHashMap<>();
         for (int b = 1; b <= 3; b++) {
             epochs.put(b, register(b));
@@ -124,6 +129,21 @@ class QuorumControllerTest {
                 assertThat(heartbeat(b, epochs.get(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
             }
         });
+        return epochs;
+    }
+
+    /** Stops the voter that is the active controller; returns its id. */
+    private int stopActiveController() {
+        int leader = controllers.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
+        controllers.remove(leader).close();
+        cluster.stop(leader);
+        loaders.remove(leader);
+        return leader;
+    }
+
+    @Test
+    void commandsAreDecidedByWhicheverVoterLeadsAndSurviveFailover() throws Exception {
+        Map<Integer, Long> epochs = startThreeVotersWithUnfencedBrokers(1_000);
 
         CreateTopicsResponseData.CreatableTopicResult created = create("orders");
         assertThat(created.errorCode()).isEqualTo(Errors.NONE.code());
@@ -143,10 +163,7 @@ class QuorumControllerTest {
         assertThat(create("orders").errorCode()).isEqualTo(Errors.TOPIC_ALREADY_EXISTS.code());
 
         // stop the active controller: another voter takes over and knows the topic
-        int leader = controllers.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
-        controllers.remove(leader).close();
-        cluster.stop(leader);
-        loaders.remove(leader);
+        int leader = stopActiveController();
         long t0 = System.nanoTime();
         int hb = leader == 1 ? 2 : 1;
         BrokerHeartbeatResponseData r = heartbeat(hb, epochs.get(hb), Long.MAX_VALUE - 1);
@@ -219,15 +236,8 @@ class QuorumControllerTest {
     void aBrokerThatStopsHeartbeatingIsFencedAndLosesItsLeaderships() throws Exception {
         cluster = new TestCluster(dir, 1, 0, b -> b);
         MetadataLoader loader = new MetadataLoader();
-        QuorumController controller = new QuorumController(1, loader,
-                () -> new ControllerLogic(ControllerConfig.defaults().withBrokerSessionTimeoutMs(1_000)
-                        .withDefaultReplicationFactor((short) 2), Uuid::randomUuid, (t, c) -> { }),
-                Time.SYSTEM, 100);
-        MetadataQuorum q = MetadataQuorum.start(cluster.config(1), loader, loader);
-        cluster.running.put(1, q);
-        controller.attach(q);
-        controllers.put(1, controller);
-        loaders.put(1, loader);
+        start(1, loader, () -> new ControllerLogic(ControllerConfig.defaults().withBrokerSessionTimeoutMs(1_000)
+                .withDefaultReplicationFactor((short) 2), Uuid::randomUuid, (t, c) -> { }));
         client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
 
         long e1 = register(1);
@@ -269,9 +279,8 @@ class QuorumControllerTest {
     @Test
     void aSlowDecisionRetriedByTheClientGetsItsFirstAnswer() throws Exception {
         cluster = new TestCluster(dir, 1, 0, b -> b);
-        MetadataLoader loader = new MetadataLoader();
         java.util.concurrent.atomic.AtomicInteger decisions = new java.util.concurrent.atomic.AtomicInteger();
-        QuorumController controller = new QuorumController(1, loader,
+        start(1, new MetadataLoader(),
                 () -> new ControllerLogic(ControllerConfig.defaults().withDefaultReplicationFactor((short) 1), Uuid::randomUuid,
                         (topic, configs) -> {
                             if (topic.equals("slow")) {
@@ -282,13 +291,7 @@ class QuorumControllerTest {
                                     Thread.currentThread().interrupt();
                                 }
                             }
-                        }),
-                Time.SYSTEM, 100);
-        MetadataQuorum q = MetadataQuorum.start(cluster.config(1), loader, loader);
-        cluster.running.put(1, q);
-        controller.attach(q);
-        controllers.put(1, controller);
-        loaders.put(1, loader);
+                        }));
         client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
         assertThat(heartbeat(1, register(1), Long.MAX_VALUE - 1).isFenced()).isFalse();
 
@@ -305,20 +308,7 @@ class QuorumControllerTest {
      */
     @Test
     void aRetriedCommandGetsItsFirstAnswerHereAndAtTheNextController() throws Exception {
-        cluster = new TestCluster(dir, 3, 0, b -> b);
-        for (int id = 1; id <= 3; id++) {
-            start(id);
-        }
-        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
-        Map<Integer, Long> epochs = new LinkedHashMap<>();
-        for (int b = 1; b <= 3; b++) {
-            epochs.put(b, register(b));
-        }
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-            for (int b = 1; b <= 3; b++) {
-                assertThat(heartbeat(b, epochs.get(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
-            }
-        });
+        Map<Integer, Long> epochs = startThreeVotersWithUnfencedBrokers(1_000);
         Uuid requestId = Uuid.randomUuid();
         byte[] command = createCommand("orders", requestId);
         // two attempts at once: one decision
@@ -334,10 +324,7 @@ class QuorumControllerTest {
         assertThat(createResult(client.send(createCommand("orders", Uuid.randomUuid())).get(30, TimeUnit.SECONDS)).errorCode())
                 .isEqualTo(Errors.TOPIC_ALREADY_EXISTS.code());
 
-        int leader = controllers.entrySet().stream().filter(e -> e.getValue().isActive()).findFirst().orElseThrow().getKey();
-        controllers.remove(leader).close();
-        cluster.stop(leader);
-        loaders.remove(leader);
+        stopActiveController();
         // the next controller answers the retry from the committed log
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
             ControllerReply r = ControllerReply.decode(client.send(command).get(30, TimeUnit.SECONDS));
@@ -349,20 +336,7 @@ class QuorumControllerTest {
     /** Commands that arrive while an entry commits are decided in order and committed together (group commit). */
     @Test
     void concurrentCommandsShareMetadataEntries() throws Exception {
-        cluster = new TestCluster(dir, 3, 0, b -> b);
-        for (int id = 1; id <= 3; id++) {
-            start(id);
-        }
-        client = new ControllerClient(cluster.voters, "test-cluster", 5_000, 100);
-        Map<Integer, Long> epochs = new LinkedHashMap<>();
-        for (int b = 1; b <= 3; b++) {
-            epochs.put(b, register(b));
-        }
-        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
-            for (int b = 1; b <= 3; b++) {
-                assertThat(heartbeat(b, epochs.get(b), Long.MAX_VALUE - 1).isFenced()).isFalse();
-            }
-        });
+        Map<Integer, Long> epochs = startThreeVotersWithUnfencedBrokers(5_000);
         int n = 200;
         // 25 senders (as many brokers forwarding their clients' CreateTopics), 8 commands each at once
         java.util.List<ControllerClient> senders = new java.util.ArrayList<>();
