@@ -116,7 +116,7 @@ class ReplicationFailoverTest {
             long seq = 0;
             while (running.get()) {
                 int partition = (int) (seq % PARTITIONS);
-                String value = "v-" + seq++;
+                String value = AckedRecords.value(seq++);
                 producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (md, e) -> {
                     if (e != null) {
                         failures.add(e);
