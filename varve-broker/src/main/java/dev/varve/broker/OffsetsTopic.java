@@ -91,13 +91,13 @@ public final class OffsetsTopic implements GroupStore {
         TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
         MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
         // as acks=all: a commit is answered only once every in-sync replica has it (at once on a single node)
-        dev.varve.storage.LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, batch, true);
-        if (info.lastOffset() < 0) {
+        ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true);
+        if (appended.info().lastOffset() < 0) {
             return;
         }
         org.apache.kafka.common.protocol.Errors error;
         try {
-            error = broker.replicaManager().awaitAck(tp, info.lastOffset() + 1, COMMIT_TIMEOUT_MS)
+            error = broker.replicaManager().awaitAck(tp, appended, COMMIT_TIMEOUT_MS)
                     .get(COMMIT_TIMEOUT_MS + 1000, java.util.concurrent.TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

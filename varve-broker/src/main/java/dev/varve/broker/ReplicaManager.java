@@ -69,23 +69,28 @@ public final class ReplicaManager {
      * Appends as leader; with {@code acksAll}, first checks min.insync.replicas (NOT_ENOUGH_REPLICAS).
      * On a single node the ISR is this broker alone.
      */
-    public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+    public LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
             return c.appendAsLeader(tp, records, acksAll);
         }
-        return appendAsLeader(tp, records);
+        return new LeaderAppend(appendAsLeader(tp, records), LEADER_EPOCH);
+    }
+
+    /** An append as leader and the leader epoch it was made in (what an acks=all wait is tied to). */
+    public record LeaderAppend(LogAppendInfo info, int leaderEpoch) {
     }
 
     /**
      * Completes when an acks=all append ending at {@code requiredOffset} is committed (NONE) or cannot
-     * be (an error code). Immediate on a single node: its appends are committed at once.
+     * be (an error code; NOT_LEADER_OR_FOLLOWER once this broker no longer leads in the append's leader
+     * epoch). Immediate on a single node: its appends are committed at once.
      */
     public java.util.concurrent.CompletableFuture<org.apache.kafka.common.protocol.Errors> awaitAck(
-            TopicPartition tp, long requiredOffset, long timeoutMs) {
+            TopicPartition tp, LeaderAppend append, long timeoutMs) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
-            return c.awaitAck(tp, requiredOffset, timeoutMs);
+            return c.awaitAck(tp, append.leaderEpoch(), append.info().lastOffset() + 1, timeoutMs);
         }
         return java.util.concurrent.CompletableFuture.completedFuture(org.apache.kafka.common.protocol.Errors.NONE);
     }
@@ -93,7 +98,7 @@ public final class ReplicaManager {
     public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
-            return c.appendAsLeader(tp, records, false);
+            return c.appendAsLeader(tp, records, false).info();
         }
         PartitionLog log = log(tp);
         LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH);

@@ -86,10 +86,10 @@ public final class ProduceHandler extends AllVersionsHandler {
                             + minInsyncReplicas(info.get()) + " in-sync replicas; " + IN_SYNC_REPLICAS + " in sync");
                 } else {
                     TopicPartition tp = new TopicPartition(info.get().name(), partition.index());
-                    LogAppendInfo appended = append(tp, partition, pr, req.version(), acks == -1);
-                    if (acks == -1 && appended != null && appended.lastOffset() >= 0) {
+                    dev.varve.broker.ReplicaManager.LeaderAppend appended = append(tp, partition, pr, req.version(), acks == -1);
+                    if (acks == -1 && appended != null && appended.info().lastOffset() >= 0) {
                         // acks=all: answer once every ISR member has the batches (or why not)
-                        waits.add(broker.replicaManager().awaitAck(tp, appended.lastOffset() + 1, req.timeout())
+                        waits.add(broker.replicaManager().awaitAck(tp, appended, req.timeout())
                                 .thenAccept(error -> {
                                     if (error != Errors.NONE) {
                                         pr.setErrorCode(error.code()).setErrorMessage(error.message());
@@ -146,18 +146,19 @@ public final class ProduceHandler extends AllVersionsHandler {
         return override != null ? Integer.parseInt(override.trim()) : broker.config().minInsyncReplicas();
     }
 
-    private LogAppendInfo append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
+    private dev.varve.broker.ReplicaManager.LeaderAppend append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
                                  ProduceResponseData.PartitionProduceResponse pr, short version, boolean acksAll) {
         try {
             if (!(partition.records() instanceof MemoryRecords records)) {
                 throw new org.apache.kafka.common.errors.CorruptRecordException("records are missing");
             }
-            LogAppendInfo info = broker.replicaManager().appendAsLeader(tp, records, acksAll);
+            dev.varve.broker.ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, records, acksAll);
+            LogAppendInfo info = appended.info();
             pr.setErrorCode(Errors.NONE.code())
                     .setBaseOffset(info.firstOffset())
                     .setLogAppendTimeMs(info.logAppendTimeMs())
                     .setLogStartOffset(version >= 5 ? broker.replicaManager().log(tp).logStartOffset() : -1);
-            return info;
+            return appended;
         } catch (RuntimeException e) {
             Errors error = Errors.forException(e);
             if (error == Errors.UNKNOWN_SERVER_ERROR) {

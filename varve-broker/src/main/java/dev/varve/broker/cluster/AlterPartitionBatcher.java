@@ -29,12 +29,12 @@ import java.util.function.LongSupplier;
  *
  * <p>Thread-safe; callbacks run on the controller channel's threads, outside this object's lock.
  */
-final class AlterPartitionBatcher {
+public final class AlterPartitionBatcher {
     /** At most this many partitions per request (the controller decides one request in one entry). */
     static final int MAX_PARTITIONS_PER_REQUEST = 5_000;
 
     /** Receives the controller's answer to one partition's change. */
-    interface Answer {
+    public interface Answer {
         /** @param answer the partition's accepted state when {@code error} is NONE, else null */
         void onAnswer(Errors error, AlterPartitionResponseData.PartitionData answer);
     }
@@ -54,8 +54,8 @@ final class AlterPartitionBatcher {
         this(brokerId, brokerEpoch, request -> controller.send(ApiKeys.ALTER_PARTITION, request));
     }
 
-    /** @param send sends one AlterPartition request to the active controller */
-    AlterPartitionBatcher(int brokerId, LongSupplier brokerEpoch,
+    /** @param send sends one AlterPartition request to the active controller (the simulation passes its network) */
+    public AlterPartitionBatcher(int brokerId, LongSupplier brokerEpoch,
                           java.util.function.Function<AlterPartitionRequestData, java.util.concurrent.CompletableFuture<ControllerChannel.Reply>> send) {
         this.brokerId = brokerId;
         this.brokerEpoch = brokerEpoch;
@@ -63,7 +63,7 @@ final class AlterPartitionBatcher {
     }
 
     /** Queues one partition's proposed ISR; sends at once when no request is in flight. */
-    void submit(Uuid topicId, AlterPartitionRequestData.PartitionData data, Answer answer) {
+    public void submit(Uuid topicId, AlterPartitionRequestData.PartitionData data, Answer answer) {
         synchronized (this) {
             queued.add(new Item(new TopicIdPartition(topicId, data.partitionIndex(), null), data, answer));
         }

@@ -1,19 +1,17 @@
 package dev.varve.broker.cluster;
 
 import dev.varve.broker.FetchPurgatory;
+import dev.varve.broker.ReplicaManager;
 import dev.varve.broker.replication.AckStatus;
-import dev.varve.broker.replication.EpochEndOffsets;
 import dev.varve.broker.replication.EpochFencing;
 import dev.varve.broker.replication.IsrChangeProposal;
-import dev.varve.broker.replication.LeaderAndIsr;
-import dev.varve.broker.replication.LeaderState;
+import dev.varve.broker.replication.PartitionReplica;
 import dev.varve.metadata.BrokerRegistration;
 import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.MetadataRecord;
 import dev.varve.metadata.PartitionState;
 import dev.varve.metadata.TopicImage;
 import dev.varve.metadata.quorum.MetadataLoader;
-import dev.varve.storage.EpochEntry;
 import dev.varve.storage.LeaderEpochCache;
 import dev.varve.storage.LogAppendInfo;
 import dev.varve.storage.LogManager;
@@ -24,7 +22,6 @@ import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.NotLeaderOrFollowerException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
-import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
@@ -320,7 +317,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     private void createPartitions(List<Change> fresh, DeltaStats stats) {
         for (Change c : fresh) {
             try {
-                Partition p = new Partition(c.tp(), c.topicId(), logFor(c.tp(), c.topicId()));
+                Partition p = new Partition(c.tp(), c.topicId(), logFor(c.tp(), c.topicId()), localId, replicaLagTimeMaxMs);
                 partitions.put(c.tp(), p);
                 stats.created++;
             } catch (RuntimeException e) {
@@ -332,10 +329,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     /** Whether the transition to {@code state} moves {@code p} off its current fetcher (role, leader or epoch change). */
     private boolean needsFetcherStop(Partition p, PartitionState state) {
         synchronized (p) {
-            if (state.leader() == localId) {
-                return p.role != Partition.Role.LEADER || p.leaderEpoch != state.leaderEpoch();
-            }
-            return p.role != Partition.Role.FOLLOWER || p.leaderEpoch != state.leaderEpoch() || p.leaderId != state.leader();
+            return p.replica.needsFetcherStop(state);
         }
     }
 
@@ -343,11 +337,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     private void refreshLeader(Partition p, Set<Integer> ineligible) {
         List<Runnable> after;
         synchronized (p) {
-            if (p.role != Partition.Role.LEADER || p.leader == null) {
+            if (!p.replica.isLeader()) {
                 return;
             }
-            p.leader.setIneligibleReplicas(ineligible);
-            p.leader.setMinInsyncReplicas(minInsyncReplicas.applyAsInt(p.tp.topic()), time.milliseconds());
+            p.replica.refresh(ineligible, minInsyncReplicas.applyAsInt(p.tp.topic()), time.milliseconds());
             after = updateHighWatermark(p);
         }
         after.forEach(Runnable::run);
@@ -358,75 +351,36 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                        Map<ReplicaFetcherManager.Leader, List<ReplicaFetcherManager.FollowerPartition>> follow,
                        DeltaStats stats) {
         TopicPartition tp = p.tp;
-        Uuid topicId = p.topicId;
-        boolean leaderEpochChanged = false;
         List<Runnable> after = new ArrayList<>();
         boolean wasLeader;
+        PartitionReplica.Transition transition;
         synchronized (p) {
-            wasLeader = p.role == Partition.Role.LEADER;
+            wasLeader = p.replica.isLeader();
+            transition = p.replica.apply(state, brokerEpoch.getAsLong(), ineligible, minInsyncReplicas.applyAsInt(tp.topic()),
+                    time.milliseconds());
+            if (transition != PartitionReplica.Transition.UNCHANGED) {
+                after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
+            }
+            after.addAll(updateHighWatermark(p));
         }
-        if (state.leader() == localId) {
-            Set<Integer> isr = new HashSet<>(state.isr());
-            LeaderAndIsr lai = new LeaderAndIsr(state.leader(), state.leaderEpoch(), state.partitionEpoch(), state.replicas(), isr);
-            synchronized (p) {
-                boolean becoming = p.role != Partition.Role.LEADER || p.leaderEpoch != state.leaderEpoch();
-                leaderEpochChanged = becoming;
-                if (becoming) {
-                    after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
-                    PartitionLog log = p.log;
-                    long leo = log.logEndOffset();
-                    log.epochCache().assign(state.leaderEpoch(), leo);
-                    p.leader = LeaderState.becomeLeader(localId, brokerEpoch.getAsLong(), lai, leo,
-                            Math.min(log.highWatermark(), leo), minInsyncReplicas.applyAsInt(tp.topic()), replicaLagTimeMaxMs,
-                            time.milliseconds());
-                    p.role = Partition.Role.LEADER;
-                    stats.led++;
-                    LOG.debug("Leader of {} in epoch {} (ISR {}, log end {})", tp, state.leaderEpoch(), state.isr(), leo);
-                } else if (state.partitionEpoch() > p.partitionEpoch) {
-                    p.leader.onPartitionStateChange(lai, time.milliseconds());
-                }
-                p.leader.setIneligibleReplicas(ineligible);
-                p.leader.setMinInsyncReplicas(minInsyncReplicas.applyAsInt(tp.topic()), time.milliseconds());
-                p.leaderId = localId;
-                p.leaderEpoch = state.leaderEpoch();
-                p.partitionEpoch = state.partitionEpoch();
-                after.addAll(updateHighWatermark(p));
+        if (transition == PartitionReplica.Transition.BECAME_LEADER) {
+            stats.led++;
+            LOG.debug("Leader of {} in epoch {} (ISR {}, log end {})", tp, state.leaderEpoch(), state.isr(), p.log.logEndOffset());
+        } else if (transition == PartitionReplica.Transition.BECAME_FOLLOWER) {
+            Optional<BrokerRegistration> leader = state.hasLeader() ? next.broker(state.leader()) : Optional.empty();
+            Optional<MetadataRecord.Endpoint> ep = leader.flatMap(b -> b.endpoint(listenerName));
+            if (ep.isPresent()) {
+                follow.computeIfAbsent(new ReplicaFetcherManager.Leader(state.leader(), ep.get().host(), ep.get().port()),
+                        k -> new ArrayList<>()).add(new ReplicaFetcherManager.FollowerPartition(tp, p.topicId, state.leaderEpoch(), p.log));
             }
-        } else {
-            boolean changed;
-            synchronized (p) {
-                changed = p.role != Partition.Role.FOLLOWER || p.leaderEpoch != state.leaderEpoch() || p.leaderId != state.leader();
-                if (changed) {
-                    after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
-                    p.leader = null;
-                    p.role = Partition.Role.FOLLOWER;
-                    p.leaderId = state.leader();
-                    p.leaderEpoch = state.leaderEpoch();
-                }
-                p.partitionEpoch = state.partitionEpoch();
-            }
-            if (changed) {
-                Optional<BrokerRegistration> leader = state.hasLeader() ? next.broker(state.leader()) : Optional.empty();
-                Optional<MetadataRecord.Endpoint> ep = leader.flatMap(b -> b.endpoint(listenerName));
-                if (ep.isPresent()) {
-                    follow.computeIfAbsent(new ReplicaFetcherManager.Leader(state.leader(), ep.get().host(), ep.get().port()),
-                            k -> new ArrayList<>()).add(new ReplicaFetcherManager.FollowerPartition(tp, topicId, state.leaderEpoch(), p.log));
-                }
-                stats.followed++;
-                LOG.debug("Follower of {} in epoch {} (leader {})", tp, state.leaderEpoch(), state.leader());
-            }
+            stats.followed++;
+            LOG.debug("Follower of {} in epoch {} (leader {})", tp, state.leaderEpoch(), state.leader());
         }
         after.forEach(Runnable::run);
         purgatory.wake(tp);
-        boolean isLeader;
-        int epoch;
-        synchronized (p) {
-            isLeader = p.role == Partition.Role.LEADER;
-            epoch = p.leaderEpoch;
-        }
-        if (isLeader && (!wasLeader || leaderEpochChanged)) {
-            leadershipListeners.forEach(l -> l.onBecomeLeader(tp, epoch));
-        } else if (wasLeader && !isLeader) {
+        if (transition == PartitionReplica.Transition.BECAME_LEADER) {
+            leadershipListeners.forEach(l -> l.onBecomeLeader(tp, state.leaderEpoch()));
+        } else if (wasLeader && transition == PartitionReplica.Transition.BECAME_FOLLOWER) {
             leadershipListeners.forEach(l -> l.onResign(tp));
         }
     }
@@ -488,10 +442,9 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         List<Runnable> after;
         boolean wasLeader;
         synchronized (p) {
-            wasLeader = p.role == Partition.Role.LEADER;
+            wasLeader = p.replica.isLeader();
             after = p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER);
-            p.leader = null;
-            p.role = null;
+            p.replica.stop();
         }
         partitions.remove(p.tp, p);
         after.forEach(Runnable::run);
@@ -514,15 +467,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * acks=1 append becomes readable only now). Caller holds p.
      */
     private List<Runnable> updateHighWatermark(Partition p) {
-        if (p.leader == null) {
+        if (!p.replica.isLeader()) {
             return List.of();
         }
-        long hw = p.leader.highWatermark();
-        boolean moved = false;
-        if (hw > p.log.highWatermark()) {
-            p.log.updateHighWatermark(hw);
-            moved = true;
-        }
+        boolean moved = p.replica.updateHighWatermark();
         List<Runnable> after = p.completableAcks();
         if (moved) {
             if (after.isEmpty()) {
@@ -548,49 +496,52 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /**
-     * Appends as leader with the current leader epoch.
+     * Appends as leader with the current leader epoch; the answer names that epoch, which an acks=all
+     * wait ({@link #awaitAck}) is tied to.
      *
      * @throws NotLeaderOrFollowerException when this broker is not the leader
      * @throws NotEnoughReplicasException   for acks=all when the ISR is below min.insync.replicas
      */
-    public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+    public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
         Partition p = leaderPartition(tp);
         LogAppendInfo info;
+        int epoch;
         List<Runnable> after;
         synchronized (p) {
-            if (p.role != Partition.Role.LEADER) {
+            Errors refused = p.replica.checkAppend(acksAll);
+            if (refused == Errors.NOT_LEADER_OR_FOLLOWER) {
                 throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp
-                        + " (the leader is " + p.leaderId + ")");
+                        + " (the leader is " + p.replica.leaderId() + ")");
             }
-            if (acksAll && p.leader.checkEnoughReplicas() != Errors.NONE) {
-                throw new NotEnoughReplicasException("The ISR of " + tp + " is " + p.leader.isr()
-                        + "; min.insync.replicas is " + p.leader.minInsyncReplicas());
+            if (refused != Errors.NONE) {
+                throw new NotEnoughReplicasException("The ISR of " + tp + " is " + p.replica.leader().isr()
+                        + "; min.insync.replicas is " + p.replica.leader().minInsyncReplicas());
             }
-            info = p.log.appendAsLeader(records, p.leaderEpoch);
-            p.leader.onLeaderAppend(p.log.logEndOffset(), time.milliseconds());
+            epoch = p.replica.leaderEpoch();
+            info = p.log.appendAsLeader(records, epoch);
+            p.replica.onLeaderAppend(time.milliseconds());
             after = updateHighWatermark(p);
         }
         after.forEach(Runnable::run);
         purgatory.wake(tp);
-        return info;
+        return new ReplicaManager.LeaderAppend(info, epoch);
     }
 
     /**
      * Completes with NONE once the high watermark reaches {@code requiredOffset} with enough replicas,
-     * NOT_ENOUGH_REPLICAS_AFTER_APPEND when it got there with too few, NOT_LEADER_OR_FOLLOWER when
-     * leadership moved, REQUEST_TIMED_OUT after {@code timeoutMs}.
+     * NOT_ENOUGH_REPLICAS_AFTER_APPEND when it got there with too few, NOT_LEADER_OR_FOLLOWER when this
+     * broker no longer leads in {@code leaderEpoch} (the epoch of the append: a later epoch's high
+     * watermark never acknowledges it, the records may have been truncated away), REQUEST_TIMED_OUT after
+     * {@code timeoutMs}.
      */
-    public CompletableFuture<Errors> awaitAck(TopicPartition tp, long requiredOffset, long timeoutMs) {
+    public CompletableFuture<Errors> awaitAck(TopicPartition tp, int leaderEpoch, long requiredOffset, long timeoutMs) {
         Partition p = partitions.get(tp);
         if (p == null) {
             return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
         }
-        Partition.PendingAck ack = new Partition.PendingAck(requiredOffset);
+        Partition.PendingAck ack = new Partition.PendingAck(leaderEpoch, requiredOffset);
         synchronized (p) {
-            if (p.role != Partition.Role.LEADER) {
-                return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
-            }
-            AckStatus status = p.leader.ackStatus(requiredOffset);
+            AckStatus status = p.replica.ackStatus(leaderEpoch, requiredOffset);
             if (status.isComplete()) {
                 return CompletableFuture.completedFuture(status.error());
             }
@@ -618,10 +569,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     public PartitionLog leaderLog(TopicPartition tp, int currentLeaderEpoch) {
         Partition p = leaderPartition(tp);
         synchronized (p) {
-            if (p.role != Partition.Role.LEADER) {
+            if (!p.replica.isLeader()) {
                 throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp);
             }
-            Errors e = EpochFencing.validate(currentLeaderEpoch, p.leaderEpoch);
+            Errors e = EpochFencing.validate(currentLeaderEpoch, p.replica.leaderEpoch());
             if (e != Errors.NONE) {
                 throw e.exception();
             }
@@ -636,7 +587,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             return -1;
         }
         synchronized (p) {
-            return p.leaderEpoch;
+            return p.replica.leaderEpoch();
         }
     }
 
@@ -666,38 +617,24 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
         }
         List<Runnable> after;
-        Optional<IsrChangeProposal> expand;
-        FollowerRead read;
+        PartitionReplica.FollowerFetch fetch;
         synchronized (p) {
-            if (p.role != Partition.Role.LEADER) {
-                return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
+            fetch = p.replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
+                    time.milliseconds());
+            if (fetch.error() != Errors.NONE) {
+                return new FollowerRead(fetch.error(), null, Optional.empty(), -1, -1);
             }
-            Errors e = EpochFencing.validate(currentLeaderEpoch, p.leaderEpoch);
-            if (e != Errors.NONE) {
-                return new FollowerRead(e, null, Optional.empty(), -1, -1);
-            }
-            long leo = p.log.logEndOffset();
-            try {
-                List<EpochEntry> epochs = p.log.epochCache().entries();
-                Optional<LeaderEpochCache.EpochEndOffset> diverging =
-                        EpochEndOffsets.divergingEpoch(epochs, leo, lastFetchedEpoch, fetchOffset);
-                if (diverging.isPresent()) {
-                    return new FollowerRead(Errors.NONE, p.log, diverging, p.leader.highWatermark(), leo);
-                }
-                p.leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, time.milliseconds());
-            } catch (org.apache.kafka.common.errors.ApiException ex) {
-                return new FollowerRead(Errors.forException(ex), null, Optional.empty(), -1, -1);
+            if (fetch.diverging().isPresent()) {
+                return new FollowerRead(Errors.NONE, p.log, fetch.diverging(), fetch.highWatermark(), fetch.logEndOffset());
             }
             after = updateHighWatermark(p);
-            expand = p.leader.isrExpandProposal(replicaId);
-            read = new FollowerRead(Errors.NONE, p.log, Optional.empty(), p.leader.highWatermark(), leo);
         }
         after.forEach(Runnable::run);
         if (!after.isEmpty()) {
             purgatory.wake(tp);
         }
-        expand.ifPresent(proposal -> sendIsrChange(p, proposal));
-        return read;
+        fetch.expand().ifPresent(proposal -> sendIsrChange(p, proposal));
+        return new FollowerRead(Errors.NONE, p.log, Optional.empty(), fetch.highWatermark(), fetch.logEndOffset());
     }
 
     // ---------------------------------------------------------------- ISR changes
@@ -712,7 +649,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             for (Partition p : partitions.values()) {
                 Optional<IsrChangeProposal> shrink;
                 synchronized (p) {
-                    shrink = p.leader == null ? Optional.empty() : p.leader.isrShrinkProposal(now);
+                    shrink = p.replica.isrShrinkProposal(now);
                 }
                 shrink.ifPresent(proposal -> {
                     LOG.debug("Shrinking the ISR of {}: {} out of sync", p.tp, proposal.changed());
@@ -732,49 +669,34 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     private void sendIsrChange(Partition p, IsrChangeProposal proposal) {
-        AlterPartitionRequestData.PartitionData pd = new AlterPartitionRequestData.PartitionData()
-                .setPartitionIndex(p.tp.partition())
-                .setLeaderEpoch(proposal.leaderEpoch())
-                .setPartitionEpoch(proposal.partitionEpoch());
-        for (IsrChangeProposal.IsrMember m : proposal.newIsr()) {
-            pd.newIsrWithEpochs().add(new AlterPartitionRequestData.BrokerState().setBrokerId(m.brokerId())
-                    .setBrokerEpoch(m.brokerEpoch()));
-        }
-        isrChanges.submit(p.topicId, pd, (err, answer) -> onIsrAnswer(p, proposal, err, answer));
+        isrChanges.submit(p.topicId, PartitionReplica.alterPartitionData(p.tp.partition(), proposal),
+                (err, answer) -> onIsrAnswer(p, proposal, err, answer));
     }
 
     private void onIsrAnswer(Partition p, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
-        List<Runnable> after = List.of();
-        boolean retry = false;
+        List<Runnable> after;
+        PartitionReplica.IsrAnswer outcome;
         synchronized (p) {
-            if (p.leader == null) {
-                return;
-            }
-            if (err == Errors.NONE) {
-                Set<Integer> isr = new HashSet<>(answer.isr());
-                try {
-                    LeaderAndIsr committed = new LeaderAndIsr(answer.leaderId(), answer.leaderEpoch(), answer.partitionEpoch(),
-                            p.leader.replicas(), isr);
-                    p.leader.onIsrCommitted(proposal, committed, time.milliseconds());
-                    // Follow the leader state, not the answer: it ignores the answer to a proposal it no longer
-                    // has in flight, and must then get this partition epoch from the metadata image (apply()
-                    // only passes it on when it is newer than p.partitionEpoch).
-                    p.partitionEpoch = Math.max(p.partitionEpoch, p.leader.partitionEpoch());
-                    after = updateHighWatermark(p);
-                    LOG.debug("ISR of {} is now {} (partition epoch {})", p.tp, isr, answer.partitionEpoch());
-                } catch (IllegalArgumentException e) {
-                    LOG.warn("Ignoring the AlterPartition answer for {}: {}", p.tp, e.getMessage());
-                }
-            } else {
-                LeaderState.RejectionOutcome outcome = p.leader.onIsrRejected(proposal, err);
-                LOG.debug("AlterPartition for {} refused with {}: {}", p.tp, err, outcome);
-                retry = outcome == LeaderState.RejectionOutcome.RETRY;
-            }
+            outcome = p.replica.onIsrAnswer(proposal, err, answer, time.milliseconds());
+            after = updateHighWatermark(p);
         }
+        LOG.debug("AlterPartition for {} answered {}: {}{}", p.tp, err, outcome,
+                answer == null ? "" : " (ISR " + answer.isr() + ", partition epoch " + answer.partitionEpoch() + ")");
         after.forEach(Runnable::run);
         purgatory.wake(p.tp);
-        if (retry && !closed) {
-            timer.newTimeout(t -> sendIsrChange(p, proposal), 500, TimeUnit.MILLISECONDS);
+        if (outcome == PartitionReplica.IsrAnswer.RETRY && !closed) {
+            timer.newTimeout(t -> resendIsrChange(p, proposal), 500, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** A refused ISR change, sent again only while it is still the one in flight (a new leadership or proposal replaces it). */
+    private void resendIsrChange(Partition p, IsrChangeProposal proposal) {
+        boolean resend;
+        synchronized (p) {
+            resend = partitions.get(p.tp) == p && p.replica.shouldResend(proposal);
+        }
+        if (resend && !closed) {
+            sendIsrChange(p, proposal);
         }
     }
 
@@ -798,7 +720,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             return false;
         }
         synchronized (p) {
-            return p.role == Partition.Role.LEADER;
+            return p.replica.isLeader();
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.varve.broker.cluster;
 
-import dev.varve.broker.replication.LeaderState;
+import dev.varve.broker.replication.AckStatus;
+import dev.varve.broker.replication.PartitionReplica;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
@@ -11,22 +12,22 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One partition this broker holds a replica of, in cluster mode: its log and its current role. As
- * leader it carries a {@link LeaderState} and the {@code acks=all} requests waiting for the high
- * watermark; as follower it is fed by a replica fetcher.
+ * One partition this broker holds a replica of, in cluster mode: its log, its replica state machine
+ * ({@link PartitionReplica}: role, epochs, and as leader the ISR and high watermark) and the
+ * {@code acks=all} requests waiting for the high watermark; as follower it is fed by a replica fetcher.
  *
  * <p>Guarded by its own monitor: every role change, leader append and follower-fetch update holds it,
  * so an append always carries the leader epoch the partition has at that moment.
  */
 final class Partition {
-    enum Role { LEADER, FOLLOWER }
-
-    /** An acks=all request part waiting for the high watermark to reach {@code requiredOffset}. */
+    /** An acks=all request part appended in {@code leaderEpoch}, waiting for the high watermark to reach {@code requiredOffset}. */
     static final class PendingAck {
+        final int leaderEpoch;
         final long requiredOffset;
         final CompletableFuture<Errors> future = new CompletableFuture<>();
 
-        PendingAck(long requiredOffset) {
+        PendingAck(int leaderEpoch, long requiredOffset) {
+            this.leaderEpoch = leaderEpoch;
             this.requiredOffset = requiredOffset;
         }
     }
@@ -34,28 +35,21 @@ final class Partition {
     final TopicPartition tp;
     final Uuid topicId;
     final PartitionLog log;
-    Role role;
-    int leaderId;
-    int leaderEpoch;
-    int partitionEpoch;
-    /** Non-null while leader. */
-    LeaderState leader;
+    final PartitionReplica replica;
     final List<PendingAck> pendingAcks = new ArrayList<>();
 
-    Partition(TopicPartition tp, Uuid topicId, PartitionLog log) {
+    Partition(TopicPartition tp, Uuid topicId, PartitionLog log, int localId, long replicaLagTimeMaxMs) {
         this.tp = tp;
         this.topicId = topicId;
         this.log = log;
+        this.replica = new PartitionReplica(localId, new StorageReplicaLog(log), replicaLagTimeMaxMs);
     }
 
-    /** Completes and removes the waiting acks the leader state now allows; returns them to complete outside the lock. */
+    /** Completes and removes the waiting acks the replica now decides; returns them to complete outside the lock. */
     List<Runnable> completableAcks() {
         List<Runnable> done = new ArrayList<>();
-        if (leader == null) {
-            return done;
-        }
         pendingAcks.removeIf(a -> {
-            var status = leader.ackStatus(a.requiredOffset);
+            AckStatus status = replica.ackStatus(a.leaderEpoch, a.requiredOffset);
             if (status.isComplete()) {
                 done.add(() -> a.future.complete(status.error()));
                 return true;
@@ -77,6 +71,6 @@ final class Partition {
 
     @Override
     public String toString() {
-        return tp + "{" + role + ", leader=" + leaderId + ", epoch=" + leaderEpoch + "}";
+        return tp + "{" + replica + "}";
     }
 }

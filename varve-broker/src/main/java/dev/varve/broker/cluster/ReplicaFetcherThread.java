@@ -2,7 +2,9 @@ package dev.varve.broker.cluster;
 
 import dev.varve.broker.cluster.ReplicaFetcherManager.FollowerPartition;
 import dev.varve.broker.cluster.ReplicaFetcherManager.Leader;
+import dev.varve.broker.replication.FollowerReplica;
 import dev.varve.broker.replication.FollowerTruncation;
+import dev.varve.broker.replication.ReplicaLog;
 import dev.varve.storage.LeaderEpochCache;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.clients.ClientResponse;
@@ -106,9 +108,12 @@ final class ReplicaFetcherThread extends Thread {
         boolean outOfRange;
         /** The check for a log without epochs has run. */
         boolean started;
+        /** The log as the shared follower logic sees it. */
+        final ReplicaLog replicaLog;
 
         PartitionState(FollowerPartition target) {
             this.target = target;
+            this.replicaLog = new StorageReplicaLog(target.log());
         }
 
         PartitionLog log() {
@@ -377,13 +382,10 @@ final class ReplicaFetcherThread extends Thread {
 
     /** A log with records but no epoch information cannot be compared with the leader's: cut to the HW (Kafka's rule). */
     private void truncateIfNoEpochs(PartitionState s) {
-        PartitionLog log = s.log();
-        if (log.epochCache().latestEpoch().isEmpty() && log.logEndOffset() > log.highWatermark()) {
-            FollowerTruncation.Step step = FollowerTruncation.withoutLocalEpochs(log.logEndOffset(), log.highWatermark());
-            LOG.info("{}{} has no leader epochs: truncating from {} to its high watermark {}", prefix, s.tp(),
-                    log.logEndOffset(), step.truncationOffset());
-            log.truncateTo(step.truncationOffset());
-        }
+        long endBefore = s.log().logEndOffset();
+        FollowerReplica.start(s.replicaLog).ifPresent(step -> LOG.info(
+                "{}{} has no leader epochs: truncated from {} to its high watermark {}", prefix, s.tp(), endBefore,
+                step.truncationOffset()));
     }
 
     private void handleFetchResponse(ClientResponse response, Map<TopicPartition, Sent> sent) {
@@ -446,25 +448,19 @@ final class ReplicaFetcherThread extends Thread {
 
     private void handlePartition(PartitionState s, FetchResponseData.PartitionData pd, long now) {
         Errors error = Errors.forCode(pd.errorCode());
-        switch (error) {
-            case NONE -> {
-                Optional<FetchResponseData.EpochEndOffset> diverging = FetchResponse.divergingEpoch(pd);
-                if (diverging.isPresent()) {
-                    truncateOnDivergence(s, diverging.get(), now);
-                } else {
-                    append(s, pd);
-                }
-            }
-            case OFFSET_OUT_OF_RANGE -> s.outOfRange = true;
-            case NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION,
-                 UNKNOWN_TOPIC_ID, REPLICA_NOT_AVAILABLE, LEADER_NOT_AVAILABLE -> {
+        Optional<FetchResponseData.EpochEndOffset> diverging = FetchResponse.divergingEpoch(pd);
+        switch (FollowerReplica.classify(error, diverging.isPresent())) {
+            case DIVERGING -> truncateOnDivergence(s, diverging.get(), now);
+            case RECORDS -> append(s, pd);
+            case OUT_OF_RANGE -> s.outOfRange = true;
+            case NOT_SERVED_YET -> {
                 LOG.debug("{}{} at leader epoch {}: {}; retrying in {} ms (until metadata moves it)", prefix, s.tp(),
                         s.target.leaderEpoch(), error, config.fetchBackoffMs());
                 notLeaderYet.add(s);
                 notLeaderYetError = error;
                 s.retryAtMs = now + config.fetchBackoffMs();
             }
-            default -> {
+            case OTHER_ERROR -> {
                 LOG.warn("{}{}: leader answered {}; retrying in {} ms", prefix, s.tp(), error, config.fetchBackoffMs());
                 s.retryAtMs = now + config.fetchBackoffMs();
             }
@@ -501,14 +497,7 @@ final class ReplicaFetcherThread extends Thread {
                 q.follower().record(records.sizeInBytes());
             }
         }
-        if (pd.highWatermark() >= 0) {
-            log.updateHighWatermark(Math.min(pd.highWatermark(), log.logEndOffset()));
-        }
-        // Retention or DeleteRecords moved the leader's log start: follow, never past what is committed here.
-        long newStart = Math.min(pd.logStartOffset(), log.highWatermark());
-        if (newStart > log.logStartOffset()) {
-            log.deleteRecordsBefore(newStart);
-        }
+        FollowerReplica.afterRecords(s.replicaLog, pd.highWatermark(), pd.logStartOffset());
     }
 
     /** The batches before the first one that is not a v2 batch with a matching CRC. */
@@ -543,20 +532,17 @@ final class ReplicaFetcherThread extends Thread {
     }
 
     private void truncateOnDivergence(PartitionState s, FetchResponseData.EpochEndOffset diverging, long now) {
-        PartitionLog log = s.log();
-        long endBefore = log.logEndOffset();
-        OptionalInt epochBefore = log.epochCache().latestEpoch();
-        FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(log.epochCache().entries(), endBefore,
-                log.highWatermark(), new LeaderEpochCache.EpochEndOffset(diverging.epoch(), diverging.endOffset()));
+        FollowerReplica.Divergence d = FollowerReplica.truncateOnDivergence(s.replicaLog,
+                new LeaderEpochCache.EpochEndOffset(diverging.epoch(), diverging.endOffset()));
+        FollowerTruncation.Step step = d.step();
         if (step.belowHighWatermark()) {
-            LOG.warn("{}{}: truncating to {}, below the high watermark {} (an unclean election or lost data)", prefix,
-                    s.tp(), step.truncationOffset(), log.highWatermark());
+            LOG.warn("{}{}: truncated to {}, below the high watermark (an unclean election or lost data)", prefix,
+                    s.tp(), step.truncationOffset());
         }
-        log.truncateTo(step.truncationOffset());
         LOG.info("{}{}: leader's epoch {} ends at {}; truncated from {} to {} ({}{})", prefix, s.tp(), diverging.epoch(),
-                diverging.endOffset(), endBefore, log.logEndOffset(), step.reason(),
-                step.complete() ? "" : ", asking again with epoch " + log.epochCache().latestEpoch());
-        if (log.logEndOffset() == endBefore && log.epochCache().latestEpoch().equals(epochBefore)) {
+                diverging.endOffset(), d.logEndBefore(), s.log().logEndOffset(), step.reason(),
+                step.complete() ? "" : ", asking again with epoch " + s.log().epochCache().latestEpoch());
+        if (!d.changed()) {
             // Nothing changed: asking again at once would get the same answer. Should not happen with a sane leader.
             LOG.warn("{}{}: diverging epoch {} changed nothing; retrying in {} ms", prefix, s.tp(), diverging,
                     config.fetchBackoffMs());
@@ -585,21 +571,18 @@ final class ReplicaFetcherThread extends Thread {
                 s.retryAtMs = now + config.fetchBackoffMs();
                 return;
             }
-            PartitionLog log = s.log();
-            long localEnd = log.logEndOffset();
+            long localEnd = s.log().logEndOffset();
             try {
-                if (leaderEnd.getAsLong() < localEnd) {
-                    LOG.warn("{}{}: log end {} is above the leader's {}; truncating to it", prefix, s.tp(), localEnd,
-                            leaderEnd.getAsLong());
-                    log.truncateTo(leaderEnd.getAsLong());
-                } else if (leaderStart.getAsLong() > localEnd) {
-                    LOG.info("{}{}: log end {} is below the leader's log start {}; restarting the log there", prefix,
-                            s.tp(), localEnd, leaderStart.getAsLong());
-                    log.truncateFullyAndStartAt(leaderStart.getAsLong());
-                } else {
-                    LOG.info("{}{}: offset {} was out of range but is within the leader's [{}, {}] now; retrying in {} ms",
-                            prefix, s.tp(), localEnd, leaderStart.getAsLong(), leaderEnd.getAsLong(), config.fetchBackoffMs());
-                    s.retryAtMs = now + config.fetchBackoffMs();
+                switch (FollowerReplica.resolveOutOfRange(s.replicaLog, leaderStart.getAsLong(), leaderEnd.getAsLong())) {
+                    case TRUNCATED_TO_LEADER_END -> LOG.warn("{}{}: log end {} was above the leader's {}; truncated to it",
+                            prefix, s.tp(), localEnd, leaderEnd.getAsLong());
+                    case RESTARTED_AT_LEADER_START -> LOG.info("{}{}: log end {} was below the leader's log start {};"
+                            + " restarted the log there", prefix, s.tp(), localEnd, leaderStart.getAsLong());
+                    case RETRY -> {
+                        LOG.info("{}{}: offset {} was out of range but is within the leader's [{}, {}] now; retrying in {} ms",
+                                prefix, s.tp(), localEnd, leaderStart.getAsLong(), leaderEnd.getAsLong(), config.fetchBackoffMs());
+                        s.retryAtMs = now + config.fetchBackoffMs();
+                    }
                 }
             } catch (RuntimeException e) {
                 failed(s, e, now);

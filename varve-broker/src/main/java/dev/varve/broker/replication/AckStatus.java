@@ -16,7 +16,13 @@ public enum AckStatus {
      * {@code min.insync.replicas} before the answer: Kafka's NOT_ENOUGH_REPLICAS_AFTER_APPEND (the
      * client retries; an idempotent producer's retry is deduplicated).
      */
-    NOT_ENOUGH_REPLICAS_AFTER_APPEND(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND);
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND(Errors.NOT_ENOUGH_REPLICAS_AFTER_APPEND),
+    /**
+     * The replica no longer leads in the leader epoch of the append ({@link PartitionReplica#ackStatus}):
+     * the batches may have been truncated away and their offsets reused by a later epoch, so no later
+     * high watermark may acknowledge them. The client retries.
+     */
+    NOT_LEADER(Errors.NOT_LEADER_OR_FOLLOWER);
 
     private final Errors error;
 

@@ -4,6 +4,11 @@
  * replica manager, fetchers and purgatory (the edges) call in and act on the answers.
  *
  * <ul>
+ *   <li>{@link dev.varve.broker.replication.PartitionReplica}: one replica's state machine (role and
+ *       epochs from the metadata, leader appends, follower fetches, acks tied to the epoch of their
+ *       append, ISR changes and their answers) over a {@link dev.varve.broker.replication.ReplicaLog};
+ *       {@link dev.varve.broker.replication.FollowerReplica}: the follower's handling of a fetch answer.
+ *       The broker and the simulation run both;</li>
  *   <li>{@link dev.varve.broker.replication.LeaderState}: on the leader, the followers' fetch
  *       positions, the ISR with its in-flight AlterPartition change (the "maximal ISR", KIP-497), the
  *       high watermark, {@code min.insync.replicas} and {@code acks=all} status;</li>
@@ -18,7 +23,7 @@
  * <p>On a follower the high watermark is {@code min(leader's HW from the fetch response, own LEO)}; it
  * may go down once after a leader change (a new leader starts from the HW it knew), as in Kafka.
  *
- * <p>The seeded simulation in the tests ({@code ReplicationSimulation}) runs these pieces over three
+ * <p>The seeded simulation in the tests ({@code ReplicationSimulation}) runs these same pieces over three
  * brokers with the real controller decisions, a lossy network and crashing disks, and checks the
  * safety invariants after every event.
  */

@@ -9,8 +9,8 @@ import java.util.function.Consumer;
 
 /**
  * A deterministic, seeded simulation of one partition replicated over three brokers and a controller:
- * the real replication core ({@link LeaderState}, {@link EpochEndOffsets}, {@link FollowerTruncation},
- * {@link EpochFencing}) in {@link SimBroker}s, and the real controller decisions
+ * the broker's own replica code ({@link PartitionReplica}, {@link FollowerReplica} and the AlterPartition
+ * batcher, which the broker's replica manager and fetchers run) in {@link SimBroker}s, and the real controller decisions
  * ({@code ControllerLogic} from varve-metadata) in a {@link SimController}, exchanging messages (fetches,
  * AlterPartition, registrations, heartbeats, metadata images) over a {@link SimNetwork}. One
  * {@link Random} and one event queue ordered by simulated time drive everything, so a seed replays
@@ -129,8 +129,8 @@ final class ReplicationSimulation {
         }
     }
 
-    /** An acks=all produce waiting for the HW: the leader instance it went to and its records. */
-    record PendingAck(SimBroker broker, LeaderState leader, List<SimLog.Rec> records, long deadlineMs) {
+    /** An acks=all produce waiting for the HW: the broker process it went to, the leader epoch of its append, its records. */
+    record PendingAck(SimBroker broker, long incarnation, int leaderEpoch, List<SimLog.Rec> records, long deadlineMs) {
     }
 
     final long seed;
@@ -279,7 +279,7 @@ final class ReplicationSimulation {
 
     private void produceLoop() {
         if (producing) {
-            List<SimBroker> leaders = brokers.stream().filter(b -> b.up && b.leader != null).toList();
+            List<SimBroker> leaders = brokers.stream().filter(b -> b.up && b.leader() != null).toList();
             if (!leaders.isEmpty() && leaders.get(random.nextInt(leaders.size())).produce(1 + random.nextInt(3))) {
                 produced++;
             }
@@ -384,8 +384,8 @@ final class ReplicationSimulation {
 
     // ---------------------------------------------------------------- acks
 
-    void addPendingAck(SimBroker b, LeaderState leader, List<SimLog.Rec> records) {
-        pendingAcks.add(new PendingAck(b, leader, records, net.nowMs + PURGATORY_TIMEOUT_MS));
+    void addPendingAck(SimBroker b, int leaderEpoch, List<SimLog.Rec> records) {
+        pendingAcks.add(new PendingAck(b, b.incarnation, leaderEpoch, records, net.nowMs + PURGATORY_TIMEOUT_MS));
     }
 
     private void settleAcks() {
@@ -394,13 +394,13 @@ final class ReplicationSimulation {
         }
         pendingAcks.removeIf(ack -> {
             SimBroker b = ack.broker();
-            if (!b.up || b.leader != ack.leader() || net.nowMs > ack.deadlineMs()) {
-                return true; // NOT_LEADER_OR_FOLLOWER or REQUEST_TIMED_OUT: the client retries (not modelled)
+            if (!b.up || b.incarnation != ack.incarnation() || net.nowMs > ack.deadlineMs()) {
+                return true; // the process died with the request, or REQUEST_TIMED_OUT: the client retries (not modelled)
             }
             long required = ack.records().get(ack.records().size() - 1).offset() + 1;
             AckStatus status = options.hwIgnoresIsr()
                     ? (b.log.highWatermark >= required ? AckStatus.DONE : AckStatus.PENDING)
-                    : ack.leader().ackStatus(required);
+                    : b.replica.ackStatus(ack.leaderEpoch(), required); // the broker's own rule (Partition.completableAcks)
             if (status == AckStatus.DONE) {
                 invariants.onAcknowledged(b, ack.records());
             }

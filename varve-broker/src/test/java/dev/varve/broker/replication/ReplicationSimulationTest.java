@@ -66,7 +66,7 @@ class ReplicationSimulationTest {
     /**
      * Found by the simulation (this seed): the controller accepted a late copy of an AlterPartition the
      * leader had already given up on (refused INELIGIBLE_REPLICA, replaced by a new proposal). The leader
-     * state ignored that answer, but the broker (ClusterReplicaManager.onIsrAnswer, mirrored by SimBroker)
+     * state ignored that answer, but the broker (ClusterReplicaManager.onIsrAnswer; now PartitionReplica.onIsrAnswer, which the simulation runs)
      * took its partition epoch as known, so the metadata image with that epoch was never passed on and
      * the new proposal, refused INVALID_UPDATE_VERSION, waited for it forever: no ISR change again in
      * that leader epoch, no convergence. The broker now follows the leader state's partition epoch.

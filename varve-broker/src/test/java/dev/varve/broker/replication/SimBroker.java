@@ -6,7 +6,9 @@ import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.PartitionState;
 import dev.varve.storage.LeaderEpochCache.EpochEndOffset;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.ApiException;
+import dev.varve.broker.cluster.AlterPartitionBatcher;
+import dev.varve.broker.cluster.ControllerChannel;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
 import org.apache.kafka.common.protocol.Errors;
@@ -17,26 +19,32 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * One broker as a simulation node, for the simulation's single partition. It does what
- * {@code ClusterReplicaManager} and {@code ReplicaFetcherThread} do, with the real pure core
- * ({@link LeaderState}, {@link EpochEndOffsets}, {@link FollowerTruncation}, {@link EpochFencing}) and a
- * {@link SimLog}:
+ * One broker as a simulation node, for the simulation's single partition: the process around the
+ * broker's own replica code. Every replica decision is the production code's — the
+ * {@link PartitionReplica} state machine {@code ClusterReplicaManager} runs per partition (metadata
+ * transitions, appends, follower fetches, acks tied to the leader epoch of their append, ISR shrink
+ * checks, AlterPartition answers), the {@link FollowerReplica} answer handling {@code ReplicaFetcherThread}
+ * runs (records, divergence, out of range, errors), and the broker's {@link AlterPartitionBatcher} (one
+ * request in flight, changes coalesced) — over a {@link SimLog}. What is here is what the real broker's
+ * threads and sockets do around them:
  * <ul>
- *   <li>lifecycle: registration (retried; with the broker epoch of its last clean shutdown, if any),
- *       heartbeats (refused with STALE_BROKER_EPOCH: register again), controlled shutdown;</li>
- *   <li>metadata: applies images that include its own registration, newer than the last applied
- *       (becoming leader: epoch assigned at the log end, then {@link LeaderState#becomeLeader});</li>
- *   <li>as follower: one fetch in flight, with {@code CurrentLeaderEpoch} and {@code LastFetchedEpoch};
- *       diverging epoch → {@link FollowerTruncation#onLeaderAnswer}; OFFSET_OUT_OF_RANGE → truncate to the
- *       leader's log end if below ours (the ListOffsets round trip is folded into the answer); a stale
- *       answer (another fetch, another leader epoch, the log moved) is ignored; a lost one times out;</li>
- *   <li>as leader: produce ({@code acks=all}), follower fetches, ISR shrink checks, AlterPartition with
- *       retries until answered.</li>
+ *   <li>lifecycle (BrokerLifecycle): registration (retried; with the broker epoch of its last clean
+ *       shutdown, if any), heartbeats (refused with STALE_BROKER_EPOCH: register again), controlled
+ *       shutdown;</li>
+ *   <li>metadata: applies images that include its own registration, newer than the last applied;</li>
+ *   <li>the fetcher's loop: one fetch in flight, with {@code CurrentLeaderEpoch} and
+ *       {@code LastFetchedEpoch}; a stale answer (another fetch, another leader epoch, the log moved) is
+ *       ignored, a lost one times out; the ListOffsets round trip after OFFSET_OUT_OF_RANGE is folded
+ *       into the answer;</li>
+ *   <li>the controller channel: an AlterPartition request is resent until answered, and fails with
+ *       REQUEST_TIMED_OUT after a few attempts (the batcher's change is then retried);</li>
+ *   <li>timers: ISR shrink checks, flushes.</li>
  * </ul>
  * Every callback checks the incarnation it was scheduled for: after a crash, old timers and answers do
- * nothing.
+ * nothing; a start builds a new replica and batcher, as a new process would.
  */
 final class SimBroker {
     private static final long HEARTBEAT_INTERVAL_MS = 50;
@@ -44,11 +52,13 @@ final class SimBroker {
     private static final long FETCH_TIMEOUT_MS = 60;
     private static final long FETCH_BACKOFF_MS = 15;
     private static final long ALTER_PARTITION_TIMEOUT_MS = 80;
+    /** Attempts of one AlterPartition request before the channel gives up (REQUEST_TIMED_OUT). */
+    private static final int ALTER_PARTITION_ATTEMPTS = 3;
     private static final long ALTER_PARTITION_RETRY_MS = 30;
 
-    /** A fetch answer: an error, a divergence, out of range (with the leader's log end), or batches and the HW. */
+    /** A fetch answer: an error, a divergence, out of range (with the leader's log start and end), or batches and the HW. */
     private record FetchAnswer(Errors error, Optional<EpochEndOffset> diverging, List<SimLog.Rec> batches, long highWatermark,
-                               long leaderLogEnd) {
+                               long leaderLogStart, long leaderLogEnd) {
     }
 
     final int id;
@@ -76,17 +86,14 @@ final class SimBroker {
     private MetadataImage latestSeen;
     MetadataImage applied;
 
-    LeaderState leader;
-    int leaderId = -1;
-    int leaderEpoch = -1;
-    int partitionEpoch = -1;
-    private boolean following;
+    /** The broker's replica of the partition (ClusterReplicaManager's Partition): new at every start. */
+    PartitionReplica replica;
+    /** The broker's ISR change batcher: new at every start. */
+    private AlterPartitionBatcher isrChanges;
     private boolean fetcherStarted;
     private long fetchSeq;
     private long outstandingFetch = -1;
     private boolean fetchScheduled;
-    /** The AlterPartition sent and not answered yet (resent on timeout). */
-    private IsrChangeProposal awaitingAnswer;
     /** Follower HW monotonicity: the last HW learned from the leader in {@link #hwEpoch}. */
     private long followerHw = -1;
     private int hwEpoch = -1;
@@ -97,6 +104,19 @@ final class SimBroker {
         this.net = net;
         this.random = random;
         this.options = options;
+        newProcess();
+    }
+
+    /** The state a broker process starts with: no role yet, nothing in flight. */
+    private void newProcess() {
+        replica = new PartitionReplica(id, log, options.replicaLagTimeMaxMs());
+        long inc = incarnation;
+        isrChanges = new AlterPartitionBatcher(id, () -> brokerEpoch, request -> sendAlterPartition(request, inc));
+    }
+
+    /** The leader state while this broker is up and leads, else null. */
+    LeaderState leader() {
+        return up ? replica.leader() : null;
     }
 
     /** The bootstrap: registered with {@code epoch} and running before the history starts. */
@@ -104,6 +124,7 @@ final class SimBroker {
         incarnation++;
         incarnationId = new Uuid(0, id + 1);
         brokerEpoch = epoch;
+        newProcess();
         startTimers();
     }
 
@@ -132,6 +153,7 @@ final class SimBroker {
         incarnation++;
         incarnationId = new Uuid(random.nextLong(), random.nextLong());
         brokerEpoch = -1;
+        newProcess();
         sim.trace("b" + id + " starts (" + log + ")");
         register(incarnation);
     }
@@ -221,13 +243,8 @@ final class SimBroker {
     }
 
     private void dropRole() {
-        leader = null;
-        following = false;
-        leaderId = -1;
-        leaderEpoch = -1;
-        partitionEpoch = -1;
+        newProcess();
         outstandingFetch = -1;
-        awaitingAnswer = null;
         applied = null;
         latestSeen = null;
         brokerEpoch = -1;
@@ -261,7 +278,7 @@ final class SimBroker {
         apply(image.partition(sim.controller.topicId, 0), image);
     }
 
-    /** ClusterReplicaManager.apply for the one partition. */
+    /** ClusterReplicaManager.apply for the one partition: the transition is the replica's; starting the fetcher is here. */
     private void apply(PartitionState state, MetadataImage image) {
         Set<Integer> ineligible = new HashSet<>();
         for (BrokerRegistration b : image.brokers().values()) {
@@ -269,92 +286,75 @@ final class SimBroker {
                 ineligible.add(b.id());
             }
         }
-        if (state.leader() == id) {
-            LeaderAndIsr lai = new LeaderAndIsr(state.leader(), state.leaderEpoch(), state.partitionEpoch(), state.replicas(),
-                    new HashSet<>(state.isr()));
-            boolean becoming = leader == null || leaderEpoch != state.leaderEpoch();
-            if (becoming) {
-                following = false;
-                outstandingFetch = -1;
-                awaitingAnswer = null;
-                log.assignEpoch(state.leaderEpoch(), log.leo());
-                leader = LeaderState.becomeLeader(id, brokerEpoch, lai, log.leo(), Math.min(log.highWatermark, log.leo()),
-                        options.minInsyncReplicas(), options.replicaLagTimeMaxMs(), net.nowMs);
-                sim.onBecomeLeader(this);
-                sim.trace("b" + id + " becomes leader: " + leader);
-            } else if (state.partitionEpoch() > partitionEpoch) {
-                leader.onPartitionStateChange(lai, net.nowMs);
+        boolean wasLeader = replica.isLeader();
+        int epochBefore = replica.leaderEpoch();
+        long hwBefore = log.highWatermark;
+        PartitionReplica.Transition t = replica.apply(state, brokerEpoch, ineligible, options.minInsyncReplicas(), net.nowMs);
+        replica.updateHighWatermark();
+        if (t == PartitionReplica.Transition.BECAME_LEADER) {
+            outstandingFetch = -1;
+            sim.onBecomeLeader(this);
+            sim.trace("b" + id + " becomes leader: " + replica.leader());
+        } else if (t == PartitionReplica.Transition.BECAME_FOLLOWER) {
+            if (wasLeader) {
+                sim.trace("b" + id + " stops leading epoch " + epochBefore);
             }
-            leader.setIneligibleReplicas(ineligible);
-            leader.setMinInsyncReplicas(options.minInsyncReplicas(), net.nowMs);
-            leaderId = id;
-            leaderEpoch = state.leaderEpoch();
-            partitionEpoch = state.partitionEpoch();
-            leaderHighWatermarkMaybeMoved();
-        } else {
-            boolean changed = !following || leaderEpoch != state.leaderEpoch() || leaderId != state.leader();
-            if (changed) {
-                if (leader != null) {
-                    sim.trace("b" + id + " stops leading epoch " + leaderEpoch);
-                }
-                leader = null;
-                following = true;
-                leaderId = state.leader();
-                leaderEpoch = state.leaderEpoch();
-                outstandingFetch = -1;
-                fetcherStarted = false;
-                awaitingAnswer = null;
-                if (options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK) {
-                    // The mutant: pre-KIP-101, a new follower cuts its log at its high watermark.
-                    truncate(FollowerTruncation.withoutLocalEpochs(log.leo(), Math.min(log.highWatermark, log.leo())));
-                }
-                if (leaderId >= 0) {
-                    scheduleFetch(0);
-                }
+            outstandingFetch = -1;
+            fetcherStarted = false;
+            if (options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK) {
+                // The mutant: pre-KIP-101, a new follower cuts its log at its high watermark.
+                truncate(FollowerTruncation.withoutLocalEpochs(log.leo(), Math.min(log.highWatermark, log.leo())));
             }
-            partitionEpoch = state.partitionEpoch();
+            if (replica.leaderId() >= 0) {
+                scheduleFetch(0);
+            }
+        }
+        if (replica.isLeader()) {
+            leaderHighWatermarkMaybeMoved(hwBefore);
         }
     }
 
     // ---------------------------------------------------------------- produce (leader)
 
-    /** An acks=all produce of one batch of {@code count} records; false when refused. */
+    /** An acks=all produce of one batch of {@code count} records (ClusterReplicaManager.appendAsLeader); false when refused. */
     boolean produce(int count) {
-        if (!up || leader == null) {
+        if (!up || replica.checkAppend(true) != Errors.NONE) {
             return false;
         }
-        Errors enough = leader.checkEnoughReplicas();
-        if (enough != Errors.NONE) {
-            return false;
-        }
+        int epoch = replica.leaderEpoch();
         long base = log.leo();
         List<SimLog.Rec> batch = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            batch.add(new SimLog.Rec(base + i, leader.leaderEpoch(), sim.nextValue(), base, base + count));
+            batch.add(new SimLog.Rec(base + i, epoch, sim.nextValue(), base, base + count));
         }
         sim.checkLogMatching(this, batch);
+        long hwBefore = log.highWatermark;
         log.appendBatch(batch);
-        leader.onLeaderAppend(log.leo(), net.nowMs);
-        sim.addPendingAck(this, leader, batch);
-        sim.trace("b" + id + " appends " + count + " at " + base + " epoch " + leader.leaderEpoch() + " (values "
+        replica.onLeaderAppend(net.nowMs);
+        sim.addPendingAck(this, epoch, batch);
+        sim.trace("b" + id + " appends " + count + " at " + base + " epoch " + epoch + " (values "
                 + batch.get(0).value() + ".." + batch.get(count - 1).value() + ")");
-        leaderHighWatermarkMaybeMoved();
+        leaderHighWatermarkMaybeMoved(hwBefore);
         return true;
     }
 
     /**
-     * ClusterReplicaManager.updateHighWatermark: copies the leader state's HW into the log (the mutant:
-     * the log end, as if no follower had to have the records) and extends the committed log. The HW of
-     * a leader never moves back: a new leader starts from the HW its log has.
+     * After an event that may move the leader's HW (the replica copies it into the log): checks it never
+     * goes back and extends the committed log. The mutant sets it to the log end, as if no follower had to
+     * have the records.
      */
-    void leaderHighWatermarkMaybeMoved() {
-        long hw = options.hwIgnoresIsr() ? log.leo() : leader.highWatermark();
-        if (hw < log.highWatermark) {
-            throw sim.violation("HW of leader b" + id + " (epoch " + leader.leaderEpoch() + ") went back from " + log.highWatermark
-                    + " to " + hw);
+    private void leaderHighWatermarkMaybeMoved(long before) {
+        if (options.hwIgnoresIsr()) {
+            log.highWatermark = Math.max(log.highWatermark, log.leo());
+        } else if (replica.leader().highWatermark() < log.highWatermark) {
+            throw sim.violation("HW of leader b" + id + " (epoch " + replica.leaderEpoch() + ") is " + replica.leader().highWatermark()
+                    + ", below its log's " + log.highWatermark);
         }
-        if (hw > log.highWatermark) {
-            log.highWatermark = hw;
+        if (log.highWatermark < before) {
+            throw sim.violation("HW of leader b" + id + " (epoch " + replica.leaderEpoch() + ") went back from " + before
+                    + " to " + log.highWatermark);
+        }
+        if (log.highWatermark > before) {
             sim.onLeaderHighWatermark(this);
         }
     }
@@ -375,25 +375,29 @@ final class SimBroker {
         });
     }
 
+    private boolean following() {
+        return replica.role() == PartitionReplica.Role.FOLLOWER;
+    }
+
     private void sendFetch() {
-        if (!up || !following || leaderId < 0 || outstandingFetch >= 0) {
+        if (!up || !following() || replica.leaderId() < 0 || outstandingFetch >= 0) {
             return;
         }
         if (!fetcherStarted) {
             fetcherStarted = true;
-            if (log.epochs.isEmpty() && log.leo() > log.highWatermark) {
-                truncate(FollowerTruncation.withoutLocalEpochs(log.leo(), log.highWatermark));
-            }
+            long before = log.leo();
+            FollowerReplica.start(log).ifPresent(step -> sim.trace("b" + id + " has no epochs: truncates " + before + " -> "
+                    + log.leo() + " (" + step + ")"));
         }
         long fetchId = ++fetchSeq;
         outstandingFetch = fetchId;
         long fetchOffset = log.leo();
         int lastFetchedEpoch = options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK
                 ? EpochEndOffsets.UNDEFINED_EPOCH : log.latestEpochOrUndefined();
-        int epoch = leaderEpoch;
+        int epoch = replica.leaderEpoch();
         long myEpoch = brokerEpoch;
         long inc = incarnation;
-        SimBroker target = sim.brokers.get(leaderId);
+        SimBroker target = sim.brokers.get(replica.leaderId());
         net.send(id, target.id, "fetch@" + fetchOffset + " e" + epoch,
                 () -> target.onFetchRequest(this, inc, fetchId, epoch, fetchOffset, lastFetchedEpoch, myEpoch));
         net.schedule(FETCH_TIMEOUT_MS, () -> {
@@ -404,48 +408,52 @@ final class SimBroker {
         });
     }
 
+    /** ReplicaFetcherThread.handlePartition: what the answer means is {@link FollowerReplica}'s. */
     private void onFetchAnswer(FetchAnswer a, long inc, long fetchId, int epoch, long fetchOffset) {
         if (!live(inc) || outstandingFetch != fetchId) {
             return;
         }
         outstandingFetch = -1;
-        if (!following || leaderEpoch != epoch || log.leo() != fetchOffset) {
+        if (!following() || replica.leaderEpoch() != epoch || log.leo() != fetchOffset) {
             scheduleFetch(0); // stale: the partition moved on while the fetch was in flight
             return;
         }
-        if (a.error() == Errors.OFFSET_OUT_OF_RANGE) {
-            if (a.leaderLogEnd() < log.leo()) {
-                sim.trace("b" + id + " out of range at " + fetchOffset + ": truncating to the leader's end " + a.leaderLogEnd());
-                log.truncateTo(a.leaderLogEnd());
+        switch (FollowerReplica.classify(a.error(), a.diverging().isPresent())) {
+            case OUT_OF_RANGE -> {
+                long before = log.leo();
+                FollowerReplica.OutOfRange r = FollowerReplica.resolveOutOfRange(log, a.leaderLogStart(), a.leaderLogEnd());
+                sim.trace("b" + id + " out of range at " + fetchOffset + " (leader [" + a.leaderLogStart() + ", " + a.leaderLogEnd()
+                        + "]): " + r + " " + before + " -> " + log.leo());
+                scheduleFetch(r == FollowerReplica.OutOfRange.RETRY ? FETCH_BACKOFF_MS : 0);
             }
-            scheduleFetch(FETCH_BACKOFF_MS);
-        } else if (a.error() != Errors.NONE) {
-            scheduleFetch(FETCH_BACKOFF_MS);
-        } else if (a.diverging().isPresent()) {
-            FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(log.epochSnapshot(), log.leo(), log.highWatermark,
-                    a.diverging().get());
-            truncate(step);
-            scheduleFetch(0);
-        } else {
-            if (!a.batches().isEmpty()) {
-                sim.checkLogMatching(this, a.batches());
-                log.appendBatch(a.batches());
+            case NOT_SERVED_YET, OTHER_ERROR -> scheduleFetch(FETCH_BACKOFF_MS);
+            case DIVERGING -> {
+                FollowerReplica.Divergence d = FollowerReplica.truncateOnDivergence(log, a.diverging().get());
+                if (d.step().belowHighWatermark()) {
+                    sim.truncationsBelowHighWatermark++;
+                }
+                sim.trace("b" + id + " truncates " + d.logEndBefore() + " -> " + log.leo() + " (" + d.step() + ")");
+                scheduleFetch(d.changed() ? 0 : FETCH_BACKOFF_MS);
             }
-            long hw = Math.min(a.highWatermark(), log.leo());
-            if (hwEpoch == epoch && hw < followerHw) {
-                throw sim.violation("follower b" + id + " HW went back from " + followerHw + " to " + hw + " in leader epoch " + epoch);
+            case RECORDS -> {
+                if (!a.batches().isEmpty()) {
+                    sim.checkLogMatching(this, a.batches());
+                    log.appendBatch(a.batches());
+                }
+                FollowerReplica.afterRecords(log, a.highWatermark(), a.leaderLogStart());
+                long hw = log.highWatermark;
+                if (hwEpoch == epoch && hw < followerHw) {
+                    throw sim.violation("follower b" + id + " HW went back from " + followerHw + " to " + hw + " in leader epoch " + epoch);
+                }
+                hwEpoch = epoch;
+                followerHw = hw;
+                scheduleFetch(a.batches().isEmpty() ? 5 + random.nextInt(10) : random.nextInt(2));
             }
-            hwEpoch = epoch;
-            followerHw = hw;
-            log.highWatermark = hw;
-            scheduleFetch(a.batches().isEmpty() ? 5 + random.nextInt(10) : random.nextInt(2));
         }
     }
 
+    /** The HIGH_WATERMARK mutant's truncation (the real follower never truncates blindly). */
     private void truncate(FollowerTruncation.Step step) {
-        if (step.truncationOffset() < 0 || step.truncationOffset() > log.leo()) {
-            throw sim.violation("truncation " + step + " outside [0, " + log.leo() + "] on b" + id);
-        }
         if (step.belowHighWatermark()) {
             sim.truncationsBelowHighWatermark++;
         }
@@ -467,34 +475,25 @@ final class SimBroker {
                 () -> follower.onFetchAnswer(answer, followerInc, fetchId, currentLeaderEpoch, fetchOffset));
     }
 
-    /** ClusterReplicaManager.followerFetch. */
+    /** ClusterReplicaManager.followerFetch, then the read (whole batches, as many as the seed allows). */
     private FetchAnswer answerFetch(int replicaId, int currentLeaderEpoch, long fetchOffset, int lastFetchedEpoch,
                                     long replicaBrokerEpoch) {
-        if (leader == null) {
-            return error(Errors.NOT_LEADER_OR_FOLLOWER);
+        long hwBefore = log.highWatermark;
+        PartitionReplica.FollowerFetch f = replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset,
+                lastFetchedEpoch, net.nowMs);
+        if (f.error() != Errors.NONE) {
+            // with OFFSET_OUT_OF_RANGE the follower's ListOffsets would get this leader's start and end
+            boolean leads = replica.isLeader();
+            return new FetchAnswer(f.error(), Optional.empty(), List.of(), -1, leads ? log.logStartOffset() : -1,
+                    leads ? log.leo() : -1);
         }
-        Errors fenced = EpochFencing.validate(currentLeaderEpoch, leader.leaderEpoch());
-        if (fenced != Errors.NONE) {
-            return error(fenced);
+        if (f.diverging().isPresent()) {
+            return new FetchAnswer(Errors.NONE, f.diverging(), List.of(), f.highWatermark(), log.logStartOffset(), log.leo());
         }
-        try {
-            Optional<EpochEndOffset> diverging = EpochEndOffsets.divergingEpoch(log.epochSnapshot(), log.leo(), lastFetchedEpoch,
-                    fetchOffset);
-            if (diverging.isPresent()) {
-                return new FetchAnswer(Errors.NONE, diverging, List.of(), leader.highWatermark(), log.leo());
-            }
-            leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, net.nowMs);
-        } catch (ApiException e) {
-            return new FetchAnswer(Errors.forException(e), Optional.empty(), List.of(), -1, log.leo());
-        }
-        leaderHighWatermarkMaybeMoved();
-        leader.isrExpandProposal(replicaId).ifPresent(this::sendAlterPartition);
+        leaderHighWatermarkMaybeMoved(hwBefore);
+        f.expand().ifPresent(this::sendIsrChange);
         List<SimLog.Rec> batches = log.batchesFrom(fetchOffset, 1 + random.nextInt(options.maxFetchBatches()));
-        return new FetchAnswer(Errors.NONE, Optional.empty(), batches, log.highWatermark, log.leo());
-    }
-
-    private FetchAnswer error(Errors e) {
-        return new FetchAnswer(e, Optional.empty(), List.of(), -1, -1);
+        return new FetchAnswer(Errors.NONE, Optional.empty(), batches, log.highWatermark, log.logStartOffset(), log.leo());
     }
 
     // ---------------------------------------------------------------- ISR changes (leader side)
@@ -503,78 +502,72 @@ final class SimBroker {
         if (!live(inc)) {
             return;
         }
-        if (leader != null) {
-            leader.isrShrinkProposal(net.nowMs).ifPresent(this::sendAlterPartition);
-        }
+        replica.isrShrinkProposal(net.nowMs).ifPresent(this::sendIsrChange);
         net.schedule(intervalMs, () -> shrinkLoop(inc, intervalMs));
     }
 
-    private void sendAlterPartition(IsrChangeProposal p) {
-        LeaderState sender = leader;
-        awaitingAnswer = p;
+    /** ClusterReplicaManager.sendIsrChange: into the batcher, answered to {@link #onIsrAnswer}. */
+    private void sendIsrChange(IsrChangeProposal p) {
         sim.trace("b" + id + " proposes " + p.kind() + " " + p.newIsrIds() + " (epochs " + p.leaderEpoch() + "/" + p.partitionEpoch() + ")");
-        // ClusterReplicaManager.sendIsrChange
-        AlterPartitionRequestData.PartitionData pd = new AlterPartitionRequestData.PartitionData()
-                .setPartitionIndex(0)
-                .setLeaderEpoch(p.leaderEpoch())
-                .setPartitionEpoch(p.partitionEpoch());
-        for (IsrChangeProposal.IsrMember m : p.newIsr()) {
-            pd.newIsrWithEpochs().add(new AlterPartitionRequestData.BrokerState().setBrokerId(m.brokerId()).setBrokerEpoch(m.brokerEpoch()));
-        }
-        AlterPartitionRequestData req = new AlterPartitionRequestData().setBrokerId(id).setBrokerEpoch(brokerEpoch);
-        req.topics().add(new AlterPartitionRequestData.TopicData().setTopicId(sim.controller.topicId)
-                .setPartitions(new ArrayList<>(List.of(pd))));
-        net.send(id, SimNetwork.CONTROLLER, "AlterPartition", () -> sim.controller.onAlterPartition(req, p, this, sender));
         long inc = incarnation;
+        isrChanges.submit(sim.controller.topicId, PartitionReplica.alterPartitionData(0, p),
+                (err, answer) -> onIsrAnswer(inc, p, err, answer));
+    }
+
+    /** The controller channel under the batcher: resent until answered, REQUEST_TIMED_OUT after a few attempts. */
+    private CompletableFuture<ControllerChannel.Reply> sendAlterPartition(AlterPartitionRequestData request, long inc) {
+        CompletableFuture<ControllerChannel.Reply> reply = new CompletableFuture<>();
+        attemptAlterPartition(request, reply, inc, 1);
+        return reply;
+    }
+
+    private void attemptAlterPartition(AlterPartitionRequestData request, CompletableFuture<ControllerChannel.Reply> reply, long inc,
+                                       int attempt) {
+        if (!live(inc) || reply.isDone()) {
+            return;
+        }
+        net.send(id, SimNetwork.CONTROLLER, "AlterPartition", () -> sim.controller.onAlterPartition(request, this, answer -> {
+            if (live(inc)) {
+                reply.complete(new ControllerChannel.Reply(answer, -1));
+            }
+        }));
         net.schedule(ALTER_PARTITION_TIMEOUT_MS, () -> {
-            if (live(inc) && leader == sender && awaitingAnswer == p) {
-                sendAlterPartition(p); // ControllerChannel retries until it gets an answer
+            if (!live(inc) || reply.isDone()) {
+                return;
+            }
+            if (attempt >= ALTER_PARTITION_ATTEMPTS) {
+                reply.completeExceptionally(new TimeoutException("no active controller answered"));
+            } else {
+                attemptAlterPartition(request, reply, inc, attempt + 1);
             }
         });
     }
 
     /** ClusterReplicaManager.onIsrAnswer. */
-    void onAlterPartitionReply(IsrChangeProposal proposal, LeaderState sender, AlterPartitionResponseData reply) {
-        if (!up || leader != sender) {
-            return; // the leader is gone or was replaced: nobody waits for this answer
+    private void onIsrAnswer(long inc, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
+        if (!live(inc)) {
+            return;
         }
-        if (awaitingAnswer == proposal) {
-            awaitingAnswer = null;
+        long hwBefore = log.highWatermark;
+        PartitionReplica.IsrAnswer outcome = replica.onIsrAnswer(proposal, err, answer, net.nowMs);
+        replica.updateHighWatermark();
+        sim.trace("b" + id + " AlterPartition " + proposal.newIsrIds() + " answered " + err + ": " + outcome);
+        if (replica.isLeader()) {
+            leaderHighWatermarkMaybeMoved(hwBefore);
         }
-        Errors err = Errors.forCode(reply.errorCode());
-        AlterPartitionResponseData.PartitionData answer = null;
-        if (err == Errors.NONE) {
-            answer = reply.topics().isEmpty() || reply.topics().get(0).partitions().isEmpty() ? null
-                    : reply.topics().get(0).partitions().get(0);
-            err = answer == null ? Errors.UNKNOWN_SERVER_ERROR : Errors.forCode(answer.errorCode());
-        }
-        if (err == Errors.NONE) {
-            try {
-                LeaderAndIsr committed = new LeaderAndIsr(answer.leaderId(), answer.leaderEpoch(), answer.partitionEpoch(),
-                        leader.replicas(), new HashSet<>(answer.isr()));
-                leader.onIsrCommitted(proposal, committed, net.nowMs);
-                partitionEpoch = Math.max(partitionEpoch, leader.partitionEpoch());
-                leaderHighWatermarkMaybeMoved();
-            } catch (IllegalArgumentException e) {
-                sim.trace("b" + id + " ignores the AlterPartition answer: " + e.getMessage());
-            }
-        } else {
-            LeaderState.RejectionOutcome outcome = leader.onIsrRejected(proposal, err);
-            if (outcome == LeaderState.RejectionOutcome.RETRY) {
-                long inc = incarnation;
-                net.schedule(ALTER_PARTITION_RETRY_MS, () -> {
-                    if (live(inc) && leader == sender && sender.inFlightIsrChange().orElse(null) == proposal) {
-                        sendAlterPartition(proposal);
-                    }
-                });
-            }
+        if (outcome == PartitionReplica.IsrAnswer.RETRY) {
+            net.schedule(ALTER_PARTITION_RETRY_MS, () -> {
+                if (live(inc) && replica.shouldResend(proposal)) {
+                    sendIsrChange(proposal);
+                }
+            });
         }
     }
 
     @Override
     public String toString() {
-        return "b" + id + (up ? "" : "(down)") + " epoch=" + brokerEpoch + " " + log + " knows=" + leaderId + "@" + leaderEpoch
-                + "/" + partitionEpoch + (leader != null ? " LEADER " + leader : "") + (lostData ? " lostData" : "")
-                + (uncleanUnrecovered ? " unclean" : "") + (shuttingDown ? " shuttingDown" : "");
+        return "b" + id + (up ? "" : "(down)") + " epoch=" + brokerEpoch + " " + log + " knows=" + replica.leaderId() + "@"
+                + replica.leaderEpoch() + "/" + replica.partitionEpoch() + (replica.isLeader() ? " LEADER " + replica.leader() : "")
+                + (lostData ? " lostData" : "") + (uncleanUnrecovered ? " unclean" : "") + (shuttingDown ? " shuttingDown" : "");
     }
 }

@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * The active controller as a simulation node: the real decision code ({@link ControllerLogic} from
@@ -113,14 +114,16 @@ final class SimController {
      * AlterPartition through {@link ControllerApis}, the controller's request layer, so that the member
      * broker epochs (KIP-903) are checked as in production.
      */
-    void onAlterPartition(AlterPartitionRequestData req, IsrChangeProposal proposal, SimBroker from, LeaderState sender) {
+    void onAlterPartition(AlterPartitionRequestData req, SimBroker from, Consumer<AlterPartitionResponseData> answer) {
         AlterPartitionResponseData reply = (AlterPartitionResponseData) commit(apis.handle(image, ApiKeys.ALTER_PARTITION, req,
                 net.nowMs));
         AlterPartitionResponseData.PartitionData pd = reply.topics().isEmpty() || reply.topics().get(0).partitions().isEmpty()
                 ? null : reply.topics().get(0).partitions().get(0);
-        sim.trace("ctl: AlterPartition from b" + req.brokerId() + " " + proposal.newIsr() + " (epochs " + proposal.leaderEpoch() + "/"
-                + proposal.partitionEpoch() + ") -> " + Errors.forCode(pd == null ? reply.errorCode() : pd.errorCode()) + " " + partition());
-        net.send(SimNetwork.CONTROLLER, from.id, "AlterPartition reply", () -> from.onAlterPartitionReply(proposal, sender, reply));
+        AlterPartitionRequestData.PartitionData asked = req.topics().get(0).partitions().get(0);
+        sim.trace("ctl: AlterPartition from b" + req.brokerId() + " " + asked.newIsrWithEpochs().stream()
+                .map(m -> m.brokerId() + "@" + m.brokerEpoch()).toList() + " (epochs " + asked.leaderEpoch() + "/"
+                + asked.partitionEpoch() + ") -> " + Errors.forCode(pd == null ? reply.errorCode() : pd.errorCode()) + " " + partition());
+        net.send(SimNetwork.CONTROLLER, from.id, "AlterPartition reply", () -> answer.accept(reply));
     }
 
     /** The session timer: fences brokers that stopped heartbeating. */

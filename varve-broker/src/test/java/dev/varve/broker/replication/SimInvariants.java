@@ -48,7 +48,7 @@ final class SimInvariants {
 
     /** At most one broker leads a given leader epoch, ever. */
     void onBecomeLeader(SimBroker b) {
-        int epoch = b.leader.leaderEpoch();
+        int epoch = b.leader().leaderEpoch();
         Integer previous = brokerLeading.putIfAbsent(epoch, b.id);
         if (previous != null && previous != b.id) {
             throw sim.violation("two leaders in leader epoch " + epoch + ": b" + previous + " and b" + b.id);
@@ -113,9 +113,9 @@ final class SimInvariants {
                 continue;
             }
             SimLog log = b.log;
-            if (b.leader != null) {
-                long hw = b.leader.highWatermark();
-                Long last = lastLeaderHighWatermark.put(b.leader, hw);
+            if (b.leader() != null) {
+                long hw = b.leader().highWatermark();
+                Long last = lastLeaderHighWatermark.put(b.leader(), hw);
                 if (last != null && hw < last) {
                     throw sim.violation("HW of the leader state of b" + b.id + " went back from " + last + " to " + hw);
                 }
@@ -173,7 +173,7 @@ final class SimInvariants {
             return false;
         }
         SimBroker leader = sim.brokers.get(p.leader());
-        if (!leader.up || leader.leader == null || leader.leader.leaderEpoch() != p.leaderEpoch()
+        if (!leader.up || leader.leader() == null || leader.leader().leaderEpoch() != p.leaderEpoch()
                 || leader.log.highWatermark != leader.log.leo()) {
             return false;
         }

@@ -26,7 +26,7 @@ import java.util.Random;
  * only cut at the recovered log end; the high watermark restarts from its last checkpoint (written at
  * each flush), capped at the log end.
  */
-final class SimLog {
+final class SimLog implements ReplicaLog {
     /** One record. Batches are recognised by their bounds: every record of a batch carries them. */
     record Rec(long offset, int epoch, long value, long batchBase, long batchEnd) {
     }
@@ -47,6 +47,45 @@ final class SimLog {
         return records.size();
     }
 
+    // ---------------------------------------------------------------- ReplicaLog (what the shared replica code sees)
+
+    /** Log start offsets are not modelled: always 0 (retention and DeleteRecords are not simulated). */
+    @Override
+    public long logStartOffset() {
+        return 0;
+    }
+
+    @Override
+    public long logEndOffset() {
+        return leo();
+    }
+
+    @Override
+    public long highWatermark() {
+        return highWatermark;
+    }
+
+    /** PartitionLog.updateHighWatermark: clamped to [log start, log end]. */
+    @Override
+    public void updateHighWatermark(long offset) {
+        highWatermark = Math.max(0, Math.min(offset, leo()));
+    }
+
+    @Override
+    public List<EpochEntry> epochEntries() {
+        return epochSnapshot();
+    }
+
+    @Override
+    public void truncateFullyAndStartAt(long offset) {
+        throw new ReplicationSimulation.InvariantViolation("log start offsets are not modelled: restart at " + offset + " on " + this);
+    }
+
+    @Override
+    public void deleteRecordsBefore(long offset) {
+        throw new ReplicationSimulation.InvariantViolation("log start offsets are not modelled: delete before " + offset + " on " + this);
+    }
+
     int latestEpochOrUndefined() {
         return epochs.isEmpty() ? EpochEndOffsets.UNDEFINED_EPOCH : epochs.get(epochs.size() - 1).epoch();
     }
@@ -56,7 +95,8 @@ final class SimLog {
     }
 
     /** LeaderEpochCache.assign: a new latest epoch; entries at or after its start are replaced. */
-    void assignEpoch(int epoch, long startOffset) {
+    @Override
+    public void assignEpoch(int epoch, long startOffset) {
         if (!epochs.isEmpty() && epoch <= epochs.get(epochs.size() - 1).epoch()) {
             return;
         }
@@ -76,7 +116,8 @@ final class SimLog {
     }
 
     /** PartitionLog.truncateTo: the batch holding {@code offset} goes whole; the epoch cache is cut at the new end. */
-    void truncateTo(long offset) {
+    @Override
+    public void truncateTo(long offset) {
         if (offset < leo()) {
             long cut = records.get((int) offset).batchBase();
             records.subList((int) cut, records.size()).clear();
