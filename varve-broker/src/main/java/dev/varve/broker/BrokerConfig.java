@@ -62,6 +62,8 @@ public final class BrokerConfig {
     public static final String MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS = "max.incremental.fetch.session.cache.slots";
     public static final String REPLICA_FETCH_VERIFY_SOURCE = "replica.fetch.verify.source";
     public static final String BROKER_SESSION_TIMEOUT_MS = "broker.session.timeout.ms";
+    /** Varve's own: the active controller probes a silent broker's endpoints and fences it when nothing listens. */
+    public static final String BROKER_LIVENESS_PROBE_ENABLE = "broker.liveness.probe.enable";
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
@@ -142,6 +144,9 @@ public final class BrokerConfig {
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
+            .define(BROKER_LIVENESS_PROBE_ENABLE, BOOLEAN, true, MEDIUM, "Whether the active controller connects to the"
+                    + " endpoints of a broker silent for a quarter of broker.session.timeout.ms and fences it at once when every"
+                    + " one refuses the connection (its process is gone), instead of waiting out the session timeout.")
             .define(BROKER_HEARTBEAT_INTERVAL_MS, INT, 2_000, atLeast(1), MEDIUM, "How often a broker heartbeats to the controller.")
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_MAX_BYTES, INT, 1024 * 1024, atLeast(1), MEDIUM, "Bytes a follower asks for per partition.")
             .define(dev.varve.broker.cluster.ReplicaFetcherConfig.REPLICA_FETCH_RESPONSE_MAX_BYTES, INT, 10 * 1024 * 1024, atLeast(1), MEDIUM, "Bytes a follower asks for per fetch.")
@@ -396,6 +401,11 @@ public final class BrokerConfig {
 
     public boolean deleteTopicEnable() {
         return (Boolean) values.get(DELETE_TOPIC_ENABLE);
+    }
+
+    /** {@code broker.liveness.probe.enable}: fence a silent broker once nothing listens on its endpoints. */
+    public boolean livenessProbeEnable() {
+        return (Boolean) values.get(BROKER_LIVENESS_PROBE_ENABLE);
     }
 
     public int socketRequestMaxBytes() {

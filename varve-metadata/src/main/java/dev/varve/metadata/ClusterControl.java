@@ -10,6 +10,7 @@ import org.apache.kafka.common.protocol.Errors;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
@@ -178,9 +179,25 @@ public final class ClusterControl {
      * get a session starting now.
      */
     public ControllerResult<Set<Integer>> tick(MetadataImage image, long nowMs) {
+        return tick(image, nowMs, Map.of());
+    }
+
+    /**
+     * {@link #tick(MetadataImage, long)}, and also fences the brokers in {@code refused} (id to broker
+     * epoch) that still have that epoch and have been silent for at least {@link #probeAfterMs}: a
+     * liveness probe found nothing listening on their endpoint (connection refused), so their process is
+     * gone and waiting out the session timeout would only leave their partitions leaderless longer.
+     */
+    public ControllerResult<Set<Integer>> tick(MetadataImage image, long nowMs, Map<Integer, Long> refused) {
         List<BrokerRegistration> expired = new ArrayList<>();
         for (BrokerRegistration b : image.brokers().values()) {
-            if (!b.fenced() && !sessions.isAlive(b.id(), b.brokerEpoch(), nowMs, config.brokerSessionTimeoutMs())) {
+            if (b.fenced()) {
+                continue;
+            }
+            boolean sessionExpired = !sessions.isAlive(b.id(), b.brokerEpoch(), nowMs, config.brokerSessionTimeoutMs());
+            boolean gone = Long.valueOf(b.brokerEpoch()).equals(refused.get(b.id()))
+                    && !sessions.isAlive(b.id(), b.brokerEpoch(), nowMs, probeAfterMs());
+            if (sessionExpired || gone) {
                 expired.add(b);
             }
         }
@@ -190,6 +207,26 @@ public final class ClusterControl {
         Set<Integer> ids = new TreeSet<>();
         expired.forEach(b -> ids.add(b.id()));
         return new ControllerResult<>(fence(image, expired), ids);
+    }
+
+    /**
+     * How long a broker is silent before the active controller probes its endpoint: a quarter of the
+     * session timeout (2.25 s with Kafka's 9 s), longer than a heartbeat interval (2 s) so a live broker
+     * is rarely probed, and a probe of a live one costs one accepted connection.
+     */
+    public long probeAfterMs() {
+        return Math.max(1, config.brokerSessionTimeoutMs() / 4);
+    }
+
+    /** Unfenced brokers silent for at least {@link #probeAfterMs} (whose endpoint the controller should probe). */
+    public List<BrokerRegistration> silentBrokers(MetadataImage image, long nowMs) {
+        List<BrokerRegistration> silent = new ArrayList<>();
+        for (BrokerRegistration b : image.brokers().values()) {
+            if (!b.fenced() && !sessions.isAlive(b.id(), b.brokerEpoch(), nowMs, probeAfterMs())) {
+                silent.add(b);
+            }
+        }
+        return silent;
     }
 
     private List<MetadataRecord> fence(MetadataImage image, List<BrokerRegistration> brokers) {

@@ -82,6 +82,16 @@ public final class ControllerLogic {
         return cluster.tick(image, nowMs);
     }
 
+    /** {@link ClusterControl#tick(MetadataImage, long, Map)}: also fences silent brokers a probe found gone. */
+    public ControllerResult<Set<Integer>> tick(MetadataImage image, long nowMs, Map<Integer, Long> refused) {
+        return cluster.tick(image, nowMs, refused);
+    }
+
+    /** {@link ClusterControl#silentBrokers}. */
+    public List<BrokerRegistration> silentBrokers(MetadataImage image, long nowMs) {
+        return cluster.silentBrokers(image, nowMs);
+    }
+
     /** Removes a broker id from the cluster (decommissioning): fenced first, leaderships moved, then unregistered. */
     public ControllerResult<Errors> unregisterBroker(MetadataImage image, int brokerId) {
         BrokerRegistration b = image.broker(brokerId).orElse(null);

@@ -123,6 +123,38 @@ public final class MetadataQuorum implements AutoCloseable {
         long refreshMs = Math.max(50, config.electionTimeoutMinMs() / 2);
         scheduler.scheduleWithFixedDelay(stateMachine::requestLeadershipRefresh, refreshMs, refreshMs,
                 TimeUnit.MILLISECONDS);
+        if (snapshotSource != null && config.snapshotThresholdEntries() > 0) {
+            scheduler.scheduleWithFixedDelay(this::snapshotIfBehind, SNAPSHOT_CHECK_MS, SNAPSHOT_CHECK_MS, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    /** How often the applied log is checked against the snapshot threshold ({@link #snapshotIfBehind}). */
+    private static final long SNAPSHOT_CHECK_MS = 1_000;
+    private final AtomicBoolean snapshotRequested = new AtomicBoolean();
+    private final AtomicLong snapshotCallIds = new AtomicLong();
+
+    /**
+     * Ratis checks its snapshot threshold only right after it handed entries to the state machine, and
+     * this state machine applies them on its own thread a moment later: after the last entry of a burst
+     * the check may see too few applied and nothing checks again until the next entry, so the log would
+     * stay unsnapshotted (and unpurged) for as long as the cluster is quiet. Asks Ratis for the snapshot
+     * its threshold missed.
+     */
+    private void snapshotIfBehind() {
+        try {
+            var applied = stateMachine.getLastAppliedTermIndex();
+            long threshold = config.snapshotThresholdEntries();
+            if (closed.get() || applied == null || applied.getIndex() - stateMachine.snapshotIndex() < threshold
+                    || !snapshotRequested.compareAndSet(false, true)) {
+                return;
+            }
+            server.snapshotManagementAsync(org.apache.ratis.protocol.SnapshotManagementRequest.newCreate(ClientId.randomId(),
+                    peerId, groupId, snapshotCallIds.incrementAndGet(), config.requestTimeoutMs(), threshold))
+                    .whenComplete((reply, error) -> snapshotRequested.set(false));
+        } catch (RuntimeException e) {
+            snapshotRequested.set(false);
+            log.debug("Node {}: snapshot request failed", config.nodeId(), e);
+        }
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.varve.metadata.quorum;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.Map;
 import java.util.ArrayList;
 import java.util.OptionalInt;
 import java.util.Set;
@@ -14,6 +15,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
+import dev.varve.metadata.BrokerRegistration;
 import dev.varve.metadata.ControllerApis;
 import dev.varve.metadata.ControllerEnvelope;
 import dev.varve.metadata.ControllerLogic;
@@ -104,6 +106,19 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             return t;
         });
         loader.addListener(this);
+    }
+
+    /** Probes silent brokers' endpoints (null: brokers are fenced by session timeout only). */
+    private volatile EndpointProbe probe;
+    /** Brokers (id to broker epoch) a probe found gone, for the next tick to fence; written by the probe thread. */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, Long> refused = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Fences a silent broker as soon as nothing listens on its endpoints ({@link EndpointProbe}),
+     * instead of only after {@code broker.session.timeout.ms}. The controller closes the probe.
+     */
+    public void setEndpointProbe(EndpointProbe probe) {
+        this.probe = probe;
     }
 
     /** Binds the quorum this controller appends to; call right after the quorum started. */
@@ -352,9 +367,24 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         }
         try {
             long now = time.milliseconds();
-            ControllerResult<Set<Integer>> fenced = logic.tick(loader.image(), now);
+            MetadataImage image = loader.image();
+            EndpointProbe p = probe;
+            if (p != null) {
+                for (BrokerRegistration b : logic.silentBrokers(image, now)) {
+                    p.probe(b.id(), b.endpoints(), () -> refused.put(b.id(), b.brokerEpoch()));
+                }
+            }
+            Map<Integer, Long> gone = refused.isEmpty() ? Map.of() : Map.copyOf(refused);
+            ControllerResult<Set<Integer>> fenced = logic.tick(image, now, gone);
+            gone.forEach(refused::remove);
             if (!fenced.records().isEmpty()) {
-                LOG.info("Fencing brokers {}: no heartbeat within the session timeout", fenced.response());
+                Set<Integer> probed = new java.util.TreeSet<>(fenced.response());
+                probed.retainAll(gone.keySet());
+                Set<Integer> timedOut = new java.util.TreeSet<>(fenced.response());
+                timedOut.removeAll(probed);
+                LOG.info("Fencing brokers {}", (timedOut.isEmpty() ? "" : timedOut + ": no heartbeat within the session timeout")
+                        + (timedOut.isEmpty() || probed.isEmpty() ? "" : "; ")
+                        + (probed.isEmpty() ? "" : probed + ": silent and nothing listening on their endpoints"));
                 commit(fenced.records(), offset -> { }, error -> { });
                 return;
             }
@@ -418,6 +448,10 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
 
     @Override
     public void close() {
+        EndpointProbe p = probe;
+        if (p != null) {
+            p.close();
+        }
         events.shutdownNow();
         try {
             events.awaitTermination(5, TimeUnit.SECONDS);

@@ -89,10 +89,14 @@ class QuorumControllerTest {
     }
 
     private long register(int brokerId) throws Exception {
+        return register(brokerId, 9000 + brokerId);
+    }
+
+    private long register(int brokerId, int port) throws Exception {
         BrokerRegistrationRequestData req = new BrokerRegistrationRequestData().setBrokerId(brokerId)
                 .setIncarnationId(Uuid.randomUuid()).setPreviousBrokerEpoch(-1);
         req.listeners().add(new BrokerRegistrationRequestData.Listener().setName("PLAINTEXT").setHost("127.0.0.1")
-                .setPort(9000 + brokerId));
+                .setPort(port));
         BrokerRegistrationResponseData resp = (BrokerRegistrationResponseData) decide(ApiKeys.BROKER_REGISTRATION, req);
         assertThat(resp.errorCode()).isEqualTo(Errors.NONE.code());
         return resp.brokerEpoch();
@@ -255,6 +259,53 @@ class QuorumControllerTest {
         assertThat(image.broker(2).orElseThrow().fenced()).isTrue();
         assertThat(image.broker(1).orElseThrow().fenced()).isFalse();
         assertThat(image.topic("t").orElseThrow().partitions()).allSatisfy(p -> assertThat(p.leader()).isEqualTo(1));
+    }
+
+    /**
+     * Two brokers go silent; nothing listens on broker 2's endpoint any more (its process died), broker
+     * 1's still accepts connections (alive but slow to heartbeat, or partitioned from the controller).
+     * The controller's probe fences broker 2 and moves its leaderships about a quarter of the session
+     * timeout after its last heartbeat; broker 1 keeps its session until it expires.
+     */
+    @Test
+    void aSilentBrokerWhoseEndpointRefusesConnectionsIsFencedBeforeItsSessionTimeout() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b);
+        MetadataLoader loader = new MetadataLoader();
+        long sessionMs = 8_000;
+        QuorumController controller = new QuorumController(1, loader, () -> new ControllerLogic(ControllerConfig.defaults()
+                .withBrokerSessionTimeoutMs(sessionMs).withDefaultReplicationFactor((short) 2), Uuid::randomUuid, (t, c) -> { }),
+                Time.SYSTEM, 100);
+        controller.setEndpointProbe(new EndpointProbe(500, 500, System::currentTimeMillis));
+        MetadataQuorum q = MetadataQuorum.start(cluster.config(1), loader, loader);
+        cluster.running.put(1, q);
+        controller.attach(q);
+        controllers.put(1, controller);
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
+
+        int deadPort;
+        try (java.net.ServerSocket closed = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            deadPort = closed.getLocalPort();
+        }
+        try (java.net.ServerSocket alive = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+            long e1 = register(1, alive.getLocalPort());
+            long e2 = register(2, deadPort);
+            assertThat(heartbeat(1, e1, Long.MAX_VALUE - 1).isFenced()).isFalse();
+            assertThat(heartbeat(2, e2, Long.MAX_VALUE - 1).isFenced()).isFalse();
+            assertThat(create("t").errorCode()).isEqualTo(Errors.NONE.code());
+            heartbeat(1, e1, Long.MAX_VALUE - 1);
+            long silentSince = System.currentTimeMillis();
+            heartbeat(2, e2, Long.MAX_VALUE - 1);
+
+            await().atMost(Duration.ofMillis(sessionMs - 2_000)).until(() -> loader.image().broker(2).orElseThrow().fenced());
+            long fencedAfterMs = System.currentTimeMillis() - silentSince;
+            MetadataImage image = loader.image();
+            assertThat(fencedAfterMs).isGreaterThanOrEqualTo(sessionMs / 4 - 200).isLessThan(sessionMs - 2_000);
+            assertThat(image.broker(1).orElseThrow().fenced()).as("broker 1 accepts connections: its session decides").isFalse();
+            assertThat(image.topic("t").orElseThrow().partitions()).allSatisfy(p -> {
+                assertThat(p.leader()).isEqualTo(1);
+                assertThat(p.isr()).containsExactly(1);
+            });
+        }
     }
 
     /** A CreateTopics command with a request id, as a broker's ControllerChannel sends it. */

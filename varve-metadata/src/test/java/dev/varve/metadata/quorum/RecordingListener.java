@@ -26,6 +26,8 @@ final class RecordingListener implements MetadataListener, SnapshotSource {
     volatile boolean everLed;
     volatile long leaderSinceNanos;
     volatile RuntimeException failOnEntry;
+    /** Each entry takes this long to apply (a slow owner). */
+    volatile long applyDelayMs;
 
     @Override
     public void onCommitted(long index, long term, byte[] entry) {
@@ -34,6 +36,13 @@ final class RecordingListener implements MetadataListener, SnapshotSource {
             violations.add("index " + index + " delivered after " + lastIndex);
         }
         lastIndex = index;
+        if (applyDelayMs > 0) {
+            try {
+                Thread.sleep(applyDelayMs);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         String text = new String(entry, StandardCharsets.UTF_8);
         if (failOnEntry != null && text.equals("boom")) {
             throw failOnEntry;
