@@ -17,7 +17,8 @@
 #      CreateTopics): seconds from process start to every partition led again after a clean restart;
 #      heap used after a full GC, RSS, open file descriptors and memory mappings once ready.
 # Environment: HEAP per node (default 2G), KAFKA_PEER (default ../shared/peer/kafka), RECORDS for step 3
-# (default 200000 records of 1 KB).
+# (default 200000 records of 1 KB); ONLY=varve runs only Varve's 3-node steps (a quick check while
+# working; the ratios need the whole run).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 parts=${1:-2000}
@@ -90,6 +91,10 @@ v_kill() { kill -9 "$(cat "$work/varve/node-$1/pid")"; }
 v_restart() { VARVE_JAVA_OPTS="$vopts" "$root/bin/varve" cluster up --nodes 3 --dir "$work/varve" --base-port 29092 >/dev/null 2>>"$work/log"; }
 read -r v_created v_ready v_crate v_drate v_cerr v_mb v_perr v_idle v_away v_back <<<"$(cluster_steps varve "$vboot" v_pids v_controller v_kill v_restart)"
 "$root/bin/varve" cluster down --dir "$work/varve" >/dev/null 2>&1
+if [ "${ONLY:-}" = varve ]; then
+  grep '^varve ' "$work/log"
+  exit 0
+fi
 
 # ------------------------------------------------------------------- Kafka, 3 nodes
 echo "== Apache Kafka, 3 nodes" >&2

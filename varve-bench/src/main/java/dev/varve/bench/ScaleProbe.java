@@ -101,7 +101,7 @@ public final class ScaleProbe {
         List<String> topics = topics(spec);
         while (System.currentTimeMillis() < deadline) {
             try {
-                Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(10, TimeUnit.SECONDS);
+                Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(2, TimeUnit.SECONDS);
                 if (d.size() == topics.size() && d.values().stream().allMatch(done)) {
                     return (System.currentTimeMillis() - sinceMs) / 1000.0;
                 }

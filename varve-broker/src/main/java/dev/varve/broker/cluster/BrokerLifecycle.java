@@ -179,9 +179,16 @@ public final class BrokerLifecycle implements AutoCloseable {
                     }
                 }
             }
-            schedule(this::heartbeat, config.longValue(BrokerConfig.BROKER_HEARTBEAT_INTERVAL_MS));
+            // Until unfenced, heartbeat often (as Kafka's broker does while starting): the controller unfences
+            // at the first heartbeat that shows the metadata caught up, and waiting a whole interval for it
+            // would keep a restarted broker out of every ISR for up to that long.
+            long interval = config.longValue(BrokerConfig.BROKER_HEARTBEAT_INTERVAL_MS);
+            schedule(this::heartbeat, unfenced.isDone() ? interval : Math.min(interval, STARTING_HEARTBEAT_INTERVAL_MS));
         });
     }
+
+    /** Heartbeat interval while registered but not yet unfenced. */
+    static final long STARTING_HEARTBEAT_INTERVAL_MS = 50;
 
     private CompletableFuture<BrokerHeartbeatResponseData> send(boolean wantShutDown) {
         boolean wantFence = !wantShutDown && storageFailed.getAsBoolean();

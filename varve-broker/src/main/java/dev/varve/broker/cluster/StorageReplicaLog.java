@@ -29,6 +29,11 @@ record StorageReplicaLog(PartitionLog log) implements ReplicaLog {
     }
 
     @Override
+    public int latestEpoch() {
+        return log.epochCache().latestEpoch().orElse(-1);
+    }
+
+    @Override
     public List<EpochEntry> epochEntries() {
         return log.epochCache().entries();
     }

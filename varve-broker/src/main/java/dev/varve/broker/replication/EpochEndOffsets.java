@@ -98,6 +98,19 @@ public final class EpochEndOffsets {
         return Optional.empty();
     }
 
+    /**
+     * {@link #divergingEpoch} when {@code lastFetchedEpoch} is the leader's latest epoch {@code latestEpoch}
+     * (whose end is the log end): diverging only when the fetch offset is past the log end. Same answer,
+     * without the epoch list.
+     */
+    public static Optional<EpochEndOffset> divergingAtLatestEpoch(int latestEpoch, long logEndOffset, long fetchOffset) {
+        if (fetchOffset > logEndOffset) {
+            return Optional.of(new EpochEndOffset(latestEpoch, logEndOffset));
+        }
+        checkFetchOffset(fetchOffset, logEndOffset);
+        return Optional.empty();
+    }
+
     private static void checkFetchOffset(long fetchOffset, long logEndOffset) {
         if (fetchOffset < 0 || fetchOffset > logEndOffset) {
             throw new OffsetOutOfRangeException("fetch offset " + fetchOffset + " is outside [0, " + logEndOffset + "]");

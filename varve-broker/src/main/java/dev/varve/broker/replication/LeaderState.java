@@ -473,8 +473,8 @@ public final class LeaderState {
     }
 
     private boolean maybeIncrementHighWatermark(long nowMs) {
-        if (isUnderMinIsr()) {
-            return false;
+        if (highWatermark == logEndOffset || isUnderMinIsr()) {
+            return false; // nothing above the HW (an idle partition: most of them), or too few in sync
         }
         long candidate = logEndOffset;
         for (Map.Entry<Integer, FollowerState> e : followers.entrySet()) {

@@ -211,7 +211,12 @@ public final class PartitionReplica {
         }
         long leo = log.logEndOffset();
         try {
-            Optional<EpochEndOffset> diverging = EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
+            // A follower in step sends the latest epoch: answered without copying the epoch list (idle
+            // followers of thousands of partitions ask this twice a second each)
+            int latest = log.latestEpoch();
+            Optional<EpochEndOffset> diverging = lastFetchedEpoch != EpochEndOffsets.UNDEFINED_EPOCH && lastFetchedEpoch == latest
+                    ? EpochEndOffsets.divergingAtLatestEpoch(latest, leo, fetchOffset)
+                    : EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
             if (diverging.isPresent()) {
                 return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, false, Optional.empty());
             }

@@ -22,6 +22,9 @@ public interface ReplicaLog {
     /** Sets the high watermark, clamped to the log. */
     void updateHighWatermark(long offset);
 
+    /** The latest leader epoch in the epoch cache, or -1 when it is empty (no copy of the entries). */
+    int latestEpoch();
+
     /** The leader-epoch cache's entries, oldest first (a snapshot). */
     List<EpochEntry> epochEntries();
 

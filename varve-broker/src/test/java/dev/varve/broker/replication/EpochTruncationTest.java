@@ -271,4 +271,36 @@ class EpochTruncationTest {
         c.flushed = log.flushed;
         return c;
     }
+
+    /** The leader's fast path for a follower at its latest epoch answers exactly what the full check answers. */
+    @Test
+    void theLatestEpochFastPathAgreesWithTheFullDivergenceCheck() {
+        java.util.Random random = new java.util.Random(42);
+        for (int run = 0; run < 2_000; run++) {
+            List<EpochEntry> epochs = new ArrayList<>();
+            long start = random.nextInt(5);
+            int epoch = random.nextInt(3);
+            for (int e = 0; e < 1 + random.nextInt(4); e++) {
+                epochs.add(new EpochEntry(epoch, start));
+                epoch += 1 + random.nextInt(3);
+                start += random.nextInt(10);
+            }
+            long leo = start + random.nextInt(10);
+            int latest = epochs.get(epochs.size() - 1).epoch();
+            long fetchOffset = random.nextInt((int) leo + 5) - (random.nextInt(20) == 0 ? 1 : 0);
+            Object full;
+            Object fast;
+            try {
+                full = EpochEndOffsets.divergingEpoch(epochs, leo, latest, fetchOffset);
+            } catch (OffsetOutOfRangeException e) {
+                full = "out of range";
+            }
+            try {
+                fast = EpochEndOffsets.divergingAtLatestEpoch(latest, leo, fetchOffset);
+            } catch (OffsetOutOfRangeException e) {
+                fast = "out of range";
+            }
+            assertThat(fast).as("epochs %s, leo %d, fetch %d", epochs, leo, fetchOffset).isEqualTo(full);
+        }
+    }
 }

@@ -72,6 +72,11 @@ final class SimLog implements ReplicaLog {
     }
 
     @Override
+    public int latestEpoch() {
+        return latestEpochOrUndefined();
+    }
+
+    @Override
     public List<EpochEntry> epochEntries() {
         return epochSnapshot();
     }
