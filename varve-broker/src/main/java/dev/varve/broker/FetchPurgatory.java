@@ -101,17 +101,39 @@ public final class FetchPurgatory implements AutoCloseable {
      * after {@code maxWaitMs} if nothing did before. Exactly one of them answers.
      */
     public void watch(List<TopicPartition> partitions, long maxWaitMs, BooleanSupplier tryComplete, Runnable onTimeout) {
+        watch(partitions, maxWaitMs, tryComplete, onTimeout, -1);
+    }
+
+    /**
+     * {@link #watch(List, long, BooleanSupplier, Runnable)} for a caller whose first read began when
+     * {@link #wakes()} was {@code wakesBeforeRead}: if no wake of any partition happened since, the
+     * immediate retry that closes the race between that read and the registration is skipped (nothing
+     * can have changed), so an idle fetch is read once, not twice.
+     */
+    public void watch(List<TopicPartition> partitions, long maxWaitMs, BooleanSupplier tryComplete, Runnable onTimeout,
+                      long wakesBeforeRead) {
         Waiter w = new Waiter(partitions, tryComplete, onTimeout);
         for (TopicPartition tp : partitions) {
             watchers.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(w);
         }
         w.timeout = timer.newTimeout(t -> w.expire(), Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
-        // an append between the first read and the registration above must not be missed
-        w.poke();
+        // an append between the first read and the registration above must not be missed: a wake counts
+        // itself before it looks for waiters, and the registration is done before this reads the count
+        if (wakesBeforeRead < 0 || wakes.get() != wakesBeforeRead) {
+            w.poke();
+        }
     }
+
+    /** How many wakes there have been (of any partition); see {@link #watch(List, long, BooleanSupplier, Runnable, long)}. */
+    public long wakes() {
+        return wakes.get();
+    }
+
+    private final java.util.concurrent.atomic.AtomicLong wakes = new java.util.concurrent.atomic.AtomicLong();
 
     /** Wakes the fetches waiting on {@code tp} (called after an append or a high watermark move). */
     public void wake(TopicPartition tp) {
+        wakes.incrementAndGet();
         Set<Waiter> set = watchers.get(tp);
         if (set == null || set.isEmpty()) {
             return;

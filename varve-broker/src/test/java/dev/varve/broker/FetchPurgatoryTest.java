@@ -49,6 +49,29 @@ class FetchPurgatoryTest {
         assertThat(timedOut).hasValue(0);
     }
 
+    /**
+     * The retry at registration closes the race between a fetch's first read and its registration; when
+     * no partition was woken since the read began it is skipped (an idle fetch is read once), and a wake
+     * in that window, of any partition, still triggers it.
+     */
+    @Test
+    void theRegistrationRetryRunsOnlyWhenSomethingWokeSinceTheFirstRead() {
+        AtomicInteger attempts = new AtomicInteger();
+        long before = purgatory.wakes();
+        purgatory.watch(List.of(tp), 60_000, () -> attempts.incrementAndGet() < 0, () -> { }, before);
+        assertThat(attempts).hasValue(0);
+
+        long before2 = purgatory.wakes();
+        purgatory.wake(new TopicPartition("other", 3)); // an append somewhere while the first read ran
+        AtomicInteger attempts2 = new AtomicInteger();
+        purgatory.watch(List.of(tp), 60_000, () -> attempts2.incrementAndGet() < 0, () -> { }, before2);
+        assertThat(attempts2).hasValue(1);
+
+        purgatory.wake(tp);
+        assertThat(attempts).hasValue(1);
+        assertThat(attempts2).hasValue(2);
+    }
+
     @Test
     void theTimeoutAnswersOnceWhenTheConditionNeverHolds() {
         AtomicInteger timedOut = new AtomicInteger();

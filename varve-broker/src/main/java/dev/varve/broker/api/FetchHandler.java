@@ -56,6 +56,7 @@ public final class FetchHandler extends AllVersionsHandler {
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         int minBytes = Math.max(1, data.minBytes());
         Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context.clientAddress);
+        long wakesBeforeRead = broker.replicaManager().purgatory().wakes();
         Read first = reread.get();
         if (first.ready(minBytes) || data.maxWaitMs() <= 0) {
             result.complete(FetchResponse.of(session.finish(first.response)));
@@ -63,8 +64,17 @@ public final class FetchHandler extends AllVersionsHandler {
         }
         // woken by an append or a high-watermark move: answer only once min.bytes are readable; at the
         // timeout, with whatever there is
+        // at the timeout, a fetch nothing woke (no append, HW move or leadership change of its partitions)
+        // and that found no records answers with its first read: reading thousands of idle partitions
+        // again would only find the same nothing (idle followers of thousands of partitions time out
+        // twice a second each)
+        java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(),
-                () -> answer(result, session, reread, minBytes), () -> answer(result, session, reread, 0));
+                () -> {
+                    woken.set(true);
+                    return answer(result, session, reread, minBytes);
+                },
+                () -> answer(result, session, woken.get() || first.bytes() > 0 ? reread : () -> first, 0), wakesBeforeRead);
         return result;
     }
 

@@ -214,9 +214,14 @@ public final class PartitionReplica {
             // A follower in step sends the latest epoch: answered without copying the epoch list (idle
             // followers of thousands of partitions ask this twice a second each)
             int latest = log.latestEpoch();
-            Optional<EpochEndOffset> diverging = lastFetchedEpoch != EpochEndOffsets.UNDEFINED_EPOCH && lastFetchedEpoch == latest
-                    ? EpochEndOffsets.divergingAtLatestEpoch(latest, leo, fetchOffset)
-                    : EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
+            Optional<EpochEndOffset> diverging;
+            if (lastFetchedEpoch == EpochEndOffsets.UNDEFINED_EPOCH) {
+                diverging = EpochEndOffsets.divergingEpoch(java.util.List.of(), leo, lastFetchedEpoch, fetchOffset); // nothing to compare
+            } else if (lastFetchedEpoch == latest) {
+                diverging = EpochEndOffsets.divergingAtLatestEpoch(latest, leo, fetchOffset);
+            } else {
+                diverging = EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
+            }
             if (diverging.isPresent()) {
                 return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, false, Optional.empty());
             }
