@@ -181,8 +181,9 @@ public final class MetadataImage {
             d.setConfig(r.resource(), r.key(), r.value());
         } else if (record instanceof ProducerIdBlock r) {
             d.setNextProducerId(r.nextProducerId());
-        } else if (record instanceof MetadataRecord.CommandReply) {
-            // an answer kept for retried commands (MetadataLoader); not state
+        } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
+                || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
+            // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }

@@ -337,4 +337,43 @@ public sealed interface MetadataRecord {
             throw new IllegalArgumentException("topic id must be set");
         }
     }
+
+    /**
+     * Opens a metadata transaction (Kafka's BeginTransactionRecord, KIP-868): the records of one decision
+     * too large for one Raft entry follow over several entries, and no node applies any of them until the
+     * {@link EndTransaction}; an {@link AbortTransaction} (written by the next active controller when the
+     * one that began it failed before the end) discards them. Never part of snapshots.
+     *
+     * @param name what the transaction is, for logs
+     */
+    record BeginTransaction(String name) implements MetadataRecord {
+        public BeginTransaction {
+            name = name == null ? "" : name;
+        }
+
+        @Override
+        public short typeId() {
+            return 13;
+        }
+    }
+
+    /** Closes the open metadata transaction: its records apply now, together. */
+    record EndTransaction() implements MetadataRecord {
+        @Override
+        public short typeId() {
+            return 14;
+        }
+    }
+
+    /** Discards the open metadata transaction's records (its controller failed before the end). */
+    record AbortTransaction(String reason) implements MetadataRecord {
+        public AbortTransaction {
+            reason = reason == null ? "" : reason;
+        }
+
+        @Override
+        public short typeId() {
+            return 15;
+        }
+    }
 }

@@ -199,6 +199,12 @@ public final class MetadataRecordSerde {
         } else if (record instanceof CommandReply r) {
             w.putUuid(r.requestId());
             w.putBytes(r.response());
+        } else if (record instanceof MetadataRecord.BeginTransaction r) {
+            w.putString(r.name());
+        } else if (record instanceof MetadataRecord.EndTransaction) {
+            // no payload
+        } else if (record instanceof MetadataRecord.AbortTransaction r) {
+            w.putString(r.reason());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -272,6 +278,12 @@ public final class MetadataRecordSerde {
                 return new ProducerIdBlock(r.getInt(), r.getLong(), r.getLong());
             case 12:
                 return new CommandReply(r.getUuid(), r.getBytes());
+            case 13:
+                return new MetadataRecord.BeginTransaction(r.getString());
+            case 14:
+                return new MetadataRecord.EndTransaction();
+            case 15:
+                return new MetadataRecord.AbortTransaction(r.getString());
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }

@@ -67,7 +67,10 @@ class MetadataRecordSerdeTest {
                 Combinators.combine(Arbitraries.integers().between(-1, 20), Arbitraries.longs().between(-1, 100),
                         Arbitraries.longs().between(0, Long.MAX_VALUE)).as(ProducerIdBlock::new),
                 Combinators.combine(uuid.filter(u -> !Uuid.ZERO_UUID.equals(u)), Arbitraries.bytes().array(byte[].class).ofMaxSize(300))
-                        .as(MetadataRecord.CommandReply::new));
+                        .as(MetadataRecord.CommandReply::new),
+                text.map(MetadataRecord.BeginTransaction::new),
+                Arbitraries.just(new MetadataRecord.EndTransaction()),
+                text.map(MetadataRecord.AbortTransaction::new));
     }
 
     @Provide

@@ -41,7 +41,7 @@ final class MetadataFollower implements AutoCloseable {
         boolean reported = false;
         while (running) {
             try {
-                long after = loader.image().offset();
+                long after = loader.lastIndex(); // past the image while a metadata transaction is open
                 ControllerReply reply = channel.sendRaw(MetadataFetch.request(after, MAX_BYTES), 10_000)
                         .get(15, TimeUnit.SECONDS);
                 if (reply.error() != Errors.NONE) {
@@ -53,7 +53,7 @@ final class MetadataFollower implements AutoCloseable {
                     loader.onSnapshotLoaded(answer.snapshotOffset(), answer.snapshot());
                 } else {
                     for (MetadataFetch.Entry e : answer.entries()) {
-                        if (e.index() > loader.image().offset()) {
+                        if (e.index() > loader.lastIndex()) {
                             loader.onCommitted(e.index(), 0, e.bytes());
                         }
                     }

@@ -5,6 +5,7 @@ import java.util.OptionalInt;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecord;
 import dev.varve.metadata.MetadataRecordSerde;
 
 /**
@@ -83,13 +84,54 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
         return java.util.Optional.ofNullable(replies.get(requestId));
     }
 
+    /**
+     * Apply thread only: the records of the open metadata transaction ({@link MetadataRecord.BeginTransaction}),
+     * or null when none is open. They reach the image together at its end, or never (aborted).
+     */
+    private volatile List<MetadataRecord> openTransaction;
+    /** The index of the last entry handled (the image offset lags it while a transaction is open). */
+    private volatile long lastIndex = -1;
+
+    /** Whether a metadata transaction is open (begun and neither ended nor aborted). */
+    public boolean inTransaction() {
+        return openTransaction != null;
+    }
+
+    /** The index of the last committed entry handled here, applied or buffered in an open transaction. */
+    public long lastIndex() {
+        return lastIndex;
+    }
+
     @Override
     public void onCommitted(long index, long term, byte[] entry) {
-        List<dev.varve.metadata.MetadataRecord> records = MetadataRecordSerde.deserialize(entry);
-        MetadataImage next = image.apply(index, records);
+        List<MetadataRecord> records = MetadataRecordSerde.deserialize(entry);
+        List<MetadataRecord> apply = new java.util.ArrayList<>(records.size());
+        for (MetadataRecord r : records) {
+            if (r instanceof MetadataRecord.BeginTransaction) {
+                if (openTransaction != null) {
+                    throw new dev.varve.metadata.CorruptMetadataException("metadata transaction begun at " + index
+                            + " while another is open");
+                }
+                openTransaction = new java.util.ArrayList<>();
+            } else if (r instanceof MetadataRecord.EndTransaction) {
+                if (openTransaction == null) {
+                    throw new dev.varve.metadata.CorruptMetadataException("metadata transaction ended at " + index + " but none is open");
+                }
+                apply.addAll(openTransaction);
+                openTransaction = null;
+            } else if (r instanceof MetadataRecord.AbortTransaction) {
+                openTransaction = null; // an abort with none open is harmless (a controller that found one)
+            } else if (openTransaction != null) {
+                openTransaction.add(r);
+            } else {
+                apply.add(r);
+            }
+        }
+        lastIndex = index;
+        MetadataImage next = openTransaction != null && apply.isEmpty() ? null : image.apply(index, apply);
         synchronized (this) {
-            for (dev.varve.metadata.MetadataRecord r : records) {
-                if (r instanceof dev.varve.metadata.MetadataRecord.CommandReply reply) {
+            for (MetadataRecord r : apply) {
+                if (r instanceof MetadataRecord.CommandReply reply) {
                     byte[] bytes = reply.response();
                     CommittedReply old = replies.put(reply.requestId(), new CommittedReply(index, bytes));
                     replyBytes += bytes.length - (old == null ? 0 : old.response().length);
@@ -108,12 +150,16 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
                 recentBase = first.getKey();
             }
         }
-        publish(next);
+        if (next != null) {
+            publish(next); // inside an open transaction nothing is published: no image holds part of it
+        }
     }
 
     @Override
     public void onSnapshotLoaded(long index, byte[] snapshot) {
         MetadataImage next = MetadataImage.fromSnapshot(index, MetadataRecordSerde.deserialize(snapshot));
+        openTransaction = null; // a snapshot is never taken inside a transaction: it starts after any
+        lastIndex = index;
         synchronized (this) {
             recent.clear();
             recentBytes = 0;
@@ -129,7 +175,7 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
      */
     public synchronized MetadataFetch.Answer entriesAfter(long afterOffset, int maxBytes) {
         MetadataImage current = image;
-        if (afterOffset >= current.offset()) {
+        if (afterOffset >= lastIndex) {
             return MetadataFetch.Answer.upToDate();
         }
         if (afterOffset < recentBase) {
@@ -163,8 +209,12 @@ public final class MetadataLoader implements MetadataListener, SnapshotSource {
         }
     }
 
+    /** No snapshot inside an open metadata transaction (its records are in no image yet; Ratis asks again later). */
     @Override
     public byte[] snapshotAt(long appliedIndex) {
+        if (openTransaction != null) {
+            return null;
+        }
         return MetadataRecordSerde.serialize(image.toRecords());
     }
 }

@@ -213,6 +213,14 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         if (ticker == null) {
             ticker = events.scheduleWithFixedDelay(this::tick, tickIntervalMs, tickIntervalMs, TimeUnit.MILLISECONDS);
         }
+        if (loader.inTransaction()) {
+            // the previous controller failed inside a metadata transaction: none of it was applied anywhere,
+            // and its command (retried by its sender) is decided afresh
+            LOG.warn("Node {}: aborting the metadata transaction the previous controller left open", nodeId);
+            commit(List.of(new MetadataRecord.AbortTransaction("controller " + nodeId + " took over in term " + term)),
+                    offset -> { }, error -> { });
+            return;
+        }
         drain();
     }
 
@@ -405,9 +413,14 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                         java.util.function.Consumer<Errors> onFailed) {
         inFlight = true;
         MetadataQuorum q = quorum;
-        CompletableFuture<Long> appended = q == null
-                ? CompletableFuture.failedFuture(new IllegalStateException("no quorum attached"))
-                : q.append(MetadataRecordSerde.serialize(records));
+        CompletableFuture<Long> appended;
+        if (q == null) {
+            appended = CompletableFuture.failedFuture(new IllegalStateException("no quorum attached"));
+        } else {
+            byte[] whole = MetadataRecordSerde.serialize(records);
+            appended = whole.length <= q.config().maxEntryBytes() ? q.append(whole)
+                    : appendInParts(q, records, q.config().maxEntryBytes());
+        }
         appended.whenComplete((index, error) -> run(() -> {
             inFlight = false;
             if (error == null) {
@@ -429,6 +442,47 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                 }
             }
         }));
+    }
+
+    /** Room kept in each part of a metadata transaction for the markers and the entry's framing. */
+    private static final int TRANSACTION_OVERHEAD_BYTES = 1024;
+
+    /**
+     * Appends records too large for one entry as a metadata transaction (KIP-868): the first part opens
+     * it, the last closes it, one after the other; no node applies any of them before the close, and a
+     * controller that takes over an unclosed one aborts it ({@link #activate}). Nothing else is decided
+     * meanwhile (this controller is in flight). Completes with the index of the closing entry.
+     */
+    private CompletableFuture<Long> appendInParts(MetadataQuorum q, List<? extends MetadataRecord> records, int maxEntryBytes) {
+        int empty = MetadataRecordSerde.serialize(List.of()).length;
+        int budget = maxEntryBytes - empty - TRANSACTION_OVERHEAD_BYTES;
+        List<List<MetadataRecord>> parts = new ArrayList<>();
+        List<MetadataRecord> part = new ArrayList<>();
+        part.add(new MetadataRecord.BeginTransaction(records.size() + " records"));
+        long partBytes = 0;
+        for (MetadataRecord r : records) {
+            int size = MetadataRecordSerde.serialize(List.of(r)).length - empty;
+            if (size > budget) {
+                return CompletableFuture.failedFuture(new IllegalArgumentException("one metadata record of " + size
+                        + " bytes is larger than an entry may be (" + maxEntryBytes + ")"));
+            }
+            if (partBytes + size > budget) {
+                parts.add(part);
+                part = new ArrayList<>();
+                partBytes = 0;
+            }
+            part.add(r);
+            partBytes += size;
+        }
+        part.add(new MetadataRecord.EndTransaction());
+        parts.add(part);
+        LOG.info("Committing {} metadata records as a transaction of {} entries", records.size(), parts.size());
+        CompletableFuture<Long> chain = CompletableFuture.completedFuture(-1L);
+        for (List<MetadataRecord> p : parts) {
+            byte[] bytes = MetadataRecordSerde.serialize(p);
+            chain = chain.thenCompose(previous -> q.append(bytes));
+        }
+        return chain;
     }
 
     private boolean run(Runnable r) {

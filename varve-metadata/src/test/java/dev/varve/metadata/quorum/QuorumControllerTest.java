@@ -4,6 +4,7 @@ import dev.varve.metadata.ControllerConfig;
 import dev.varve.metadata.ControllerEnvelope;
 import dev.varve.metadata.ControllerLogic;
 import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecord;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
 import org.apache.kafka.common.message.BrokerHeartbeatResponseData;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -306,6 +308,63 @@ class QuorumControllerTest {
                 assertThat(p.isr()).containsExactly(1);
             });
         }
+    }
+
+    /**
+     * A CreateTopics whose records exceed one metadata entry is committed as a metadata transaction over
+     * several entries and appears whole, in one image (no image ever shows part of it).
+     */
+    @Test
+    void aDecisionLargerThanAnEntryCommitsAsOneTransaction() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b.maxEntryBytes(64 * 1024));
+        MetadataLoader loader = new MetadataLoader();
+        List<Integer> partitionCounts = new java.util.concurrent.CopyOnWriteArrayList<>();
+        loader.addListener((previous, next) -> partitionCounts.add(next.topic("big").map(t -> t.partitionCount()).orElse(0)));
+        start(1, loader, () -> new ControllerLogic(ControllerConfig.defaults(), Uuid::randomUuid, (t, c) -> { }));
+        client = new ControllerClient(cluster.voters, "test-cluster", 10_000, 100);
+        long e1 = register(1);
+        assertThat(heartbeat(1, e1, Long.MAX_VALUE - 1).isFenced()).isFalse();
+        long before = loader.lastIndex();
+
+        CreateTopicsRequestData req = new CreateTopicsRequestData();
+        req.topics().add(new CreateTopicsRequestData.CreatableTopic().setName("big").setNumPartitions(5_000).setReplicationFactor((short) 1));
+        CreateTopicsResponseData.CreatableTopicResult result = ((CreateTopicsResponseData) decide(ApiKeys.CREATE_TOPICS, req))
+                .topics().iterator().next();
+
+        assertThat(result.errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(loader.image().topic("big").orElseThrow().partitionCount()).isEqualTo(5_000);
+        assertThat(loader.lastIndex() - before).as("entries the decision took").isGreaterThan(2);
+        assertThat(partitionCounts).as("partition counts of the published images").containsOnly(0, 5_000);
+        assertThat(loader.inTransaction()).isFalse();
+    }
+
+    /**
+     * A controller that died inside a metadata transaction left it open in the log (simulated: the begin
+     * and part of a topic appended straight to the quorum, then the node restarted). The next active
+     * controller aborts it before deciding anything: the half topic never appears and commands work.
+     */
+    @Test
+    void theNextControllerAbortsATransactionLeftOpen() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b);
+        MetadataLoader first = new MetadataLoader();
+        MetadataQuorum q = MetadataQuorum.start(cluster.config(1), first, first);
+        cluster.running.put(1, q);
+        await().atMost(Duration.ofSeconds(20)).until(q::isLeader);
+        Uuid half = Uuid.randomUuid();
+        q.append(dev.varve.metadata.MetadataRecordSerde.serialize(List.of(new MetadataRecord.BeginTransaction("test"),
+                new MetadataRecord.TopicRecord("half", half)))).get(10, TimeUnit.SECONDS);
+        assertThat(first.inTransaction()).isTrue();
+        cluster.stop(1);
+
+        MetadataLoader loader = new MetadataLoader();
+        start(1, loader, () -> new ControllerLogic(ControllerConfig.defaults(), Uuid::randomUuid, (t, c) -> { }));
+        client = new ControllerClient(cluster.voters, "test-cluster", 10_000, 100);
+        long e1 = register(1);
+        assertThat(heartbeat(1, e1, Long.MAX_VALUE - 1).isFenced()).isFalse();
+        assertThat(create("t").errorCode()).isEqualTo(Errors.NONE.code());
+        assertThat(loader.inTransaction()).isFalse();
+        assertThat(loader.image().topic("half")).isEmpty();
+        assertThat(loader.image().topic("t")).isPresent();
     }
 
     /** A CreateTopics command with a request id, as a broker's ControllerChannel sends it. */
