@@ -100,7 +100,8 @@ public final class Broker implements AutoCloseable {
                 .withProducerIdExpiration(config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_MS),
                         config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS))
                 .withCleaner(config.cleanerConfig())
-                .withStartupVerification(config.startupVerification());
+                .withStartupVerification(config.startupVerification())
+                .withRecoveryThreadsPerDataDir(config.intValue(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR));
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();

@@ -122,39 +122,71 @@ public final class LogManager implements AutoCloseable {
         if (!clean && children.length > 0) {
             LOG.info("{} was not shut down cleanly: recovering partitions past their recovery points", dir);
         }
+        // Partitions load in parallel (num.recovery.threads.per.data.dir): after an unclean shutdown each
+        // one re-reads its unflushed tail, and a broker with thousands of partitions is otherwise back only
+        // after all of them, one at a time. This thread loads too; the scheduler's threads help (a test
+        // scheduler that runs nothing leaves it to this thread alone).
+        java.util.Queue<File> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
         for (File child : children) {
             if (child.getName().endsWith(LogFileNames.DELETE_DIR_SUFFIX)) {
                 deleteRecursively(child.toPath());
-                continue;
-            }
-            TopicPartition tp = LogFileNames.parseDirName(child.getName());
-            if (tp == null) {
+            } else if (LogFileNames.parseDirName(child.getName()) == null) {
                 LOG.warn("ignoring {}: not a partition directory", child);
-                continue;
+            } else {
+                queue.add(child);
             }
-            try {
-                PartitionLog log = PartitionLog.open(child, tp, topicConfigs.apply(tp.topic()), time, scheduler,
-                        startOffsets.getOrDefault(tp, 0L), recoveryPoints.getOrDefault(tp, 0L),
-                        highWatermarks.getOrDefault(tp, 0L), clean, managerConfig.startupVerification().verifiesAll(clean));
-                if (log.damagedAtLoad()) {
-                    damagedAtLoad.add(tp);
+        }
+        java.util.concurrent.atomic.AtomicInteger loading = new java.util.concurrent.atomic.AtomicInteger();
+        Runnable worker = () -> {
+            while (true) {
+                loading.incrementAndGet(); // before the poll: the caller waits for every partition taken
+                File child = queue.poll();
+                try {
+                    if (child == null) {
+                        return;
+                    }
+                    loadPartition(child, LogFileNames.parseDirName(child.getName()), startOffsets, recoveryPoints,
+                            highWatermarks, clean);
+                } finally {
+                    loading.decrementAndGet();
                 }
-                watch(log);
-                PartitionLog previous = logs.putIfAbsent(tp, log);
-                if (previous != null) {
-                    log.close();
-                    LOG.error("{} exists in two log directories ({} and {}); using the first", tp, previous.dir(), child);
-                } else {
-                    // Kafka skips expired producers when it loads a snapshot.
-                    log.removeExpiredProducers(managerConfig.producerIdExpirationMs());
-                }
-            } catch (IOException | RuntimeException e) {
-                LOG.error("cannot load {} from {}; the partition is offline", tp, child, e);
-                offline.add(tp);
             }
+        };
+        int helpers = Math.min(managerConfig.recoveryThreadsPerDataDir(), queue.size()) - 1;
+        for (int i = 0; i < helpers; i++) {
+            scheduler.scheduleOnce("log-recovery-" + dir.getName(), worker, 0);
+        }
+        worker.run();
+        while (loading.get() > 0) { // helpers finishing the partitions they took
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
         }
         // The marker describes the state at start-up only: from now on a crash is unclean.
         Files.deleteIfExists(marker.toPath());
+    }
+
+    /** Opens one partition found at start-up; a partition that cannot be loaded is offline, the others go on. */
+    private void loadPartition(File child, TopicPartition tp, Map<TopicPartition, Long> startOffsets,
+                               Map<TopicPartition, Long> recoveryPoints, Map<TopicPartition, Long> highWatermarks, boolean clean) {
+        try {
+            PartitionLog log = PartitionLog.open(child, tp, topicConfigs.apply(tp.topic()), time, scheduler,
+                    startOffsets.getOrDefault(tp, 0L), recoveryPoints.getOrDefault(tp, 0L),
+                    highWatermarks.getOrDefault(tp, 0L), clean, managerConfig.startupVerification().verifiesAll(clean));
+            if (log.damagedAtLoad()) {
+                damagedAtLoad.add(tp);
+            }
+            watch(log);
+            PartitionLog previous = logs.putIfAbsent(tp, log);
+            if (previous != null) {
+                log.close();
+                LOG.error("{} exists in two log directories ({} and {}); using the first", tp, previous.dir(), child);
+            } else {
+                // Kafka skips expired producers when it loads a snapshot.
+                log.removeExpiredProducers(managerConfig.producerIdExpirationMs());
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot load {} from {}; the partition is offline", tp, child, e);
+            offline.add(tp);
+        }
     }
 
     private Map<TopicPartition, Long> readCheckpoint(File dir, String name) {

@@ -16,12 +16,16 @@ import java.util.List;
  * @param producerIdExpirationCheckIntervalMs how often expired producers are forgotten [producer.id.expiration.check.interval.ms]
  * @param cleaner                           the log cleaner (compaction) settings [log.cleaner.*]
  * @param startupVerification               which segments are CRC-checked at start-up [log.startup.verify, Varve's]
+ * @param recoveryThreadsPerDataDir         threads loading (and recovering) a directory's partitions at start-up
+ *                                          [num.recovery.threads.per.data.dir, 2 as in Kafka 4]
  */
 public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                                long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
                                long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
                                long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner,
-                               StartupVerification startupVerification) {
+                               StartupVerification startupVerification, int recoveryThreadsPerDataDir) {
+    /** Kafka 4's num.recovery.threads.per.data.dir default (KIP-1030). */
+    public static final int DEFAULT_RECOVERY_THREADS_PER_DATA_DIR = 2;
     /** Kafka's producer.id.expiration.ms default: one day. */
     public static final long DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000L;
     /** Kafka's producer.id.expiration.check.interval.ms default: ten minutes. */
@@ -38,6 +42,20 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         logDirs = List.copyOf(logDirs);
         java.util.Objects.requireNonNull(cleaner, "cleaner");
         java.util.Objects.requireNonNull(startupVerification, "startupVerification");
+        if (recoveryThreadsPerDataDir < 1) {
+            throw new IllegalArgumentException("num.recovery.threads.per.data.dir must be at least 1");
+        }
+    }
+
+    /** The settings with Kafka's default number of recovery threads. */
+    public LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
+                            long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
+                            long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
+                            long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner,
+                            StartupVerification startupVerification) {
+        this(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs, recoveryPointCheckpointIntervalMs,
+                logStartOffsetCheckpointIntervalMs, highWatermarkCheckpointIntervalMs, producerIdExpirationMs,
+                producerIdExpirationCheckIntervalMs, cleaner, startupVerification, DEFAULT_RECOVERY_THREADS_PER_DATA_DIR);
     }
 
     /** The settings without the producer-id ones, which take Kafka's defaults. */
@@ -59,7 +77,8 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
     public LogManagerConfig withProducerIdExpiration(long expirationMs, long checkIntervalMs) {
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
-                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner, startupVerification);
+                highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner, startupVerification,
+                recoveryThreadsPerDataDir);
     }
 
     /** This config with other log cleaner settings ({@link CleanerConfig#fromMap} parses Kafka's keys). */
@@ -67,7 +86,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleanerConfig,
-                startupVerification);
+                startupVerification, recoveryThreadsPerDataDir);
     }
 
     /** This config with another start-up verification. */
@@ -75,6 +94,14 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
-                verification);
+                verification, recoveryThreadsPerDataDir);
+    }
+
+    /** This config with another number of start-up recovery threads per directory. */
+    public LogManagerConfig withRecoveryThreadsPerDataDir(int threads) {
+        return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
+                recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
+                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
+                startupVerification, threads);
     }
 }

@@ -58,6 +58,33 @@ class LogManagerTest {
         again.close();
     }
 
+    /** Start-up loads a directory's partitions on several threads (num.recovery.threads.per.data.dir); none is lost or mixed up. */
+    @Test
+    void partitionsLoadInParallelAfterAnUncleanShutdown() throws Exception {
+        File d = new File(tmp, "data");
+        LogManager m = manager(d);
+        for (int p = 0; p < 300; p++) {
+            fill(m.getOrCreateLog(new TopicPartition("t", p)), 1 + p % 7);
+        }
+        // crash: no close, no marker; load again with three threads (this one and two of the scheduler's)
+        try (ExecutorScheduler threads = new ExecutorScheduler(2, "test-recovery")) {
+            LogManager again = new LogManager(LogManagerConfig.defaults(List.of(d)).withRecoveryThreadsPerDataDir(3),
+                    topic -> config, time, threads);
+            again.startup();
+            assertThat(again.allLogs()).hasSize(300);
+            for (int p = 0; p < 300; p++) {
+                PartitionLog log = again.getLog(new TopicPartition("t", p)).orElseThrow();
+                assertThat(log.logEndOffset()).as("t-%d", p).isEqualTo(1 + p % 7);
+                assertThat(log.topicPartition()).isEqualTo(new TopicPartition("t", p));
+            }
+            assertThat(again.offlinePartitions()).isEmpty();
+            again.close();
+        }
+        for (PartitionLog log : m.allLogs()) {
+            log.close();
+        }
+    }
+
     @Test
     void deleteRecordsIsDurableAcrossAnUncleanRestart() throws IOException {
         File d = new File(tmp, "data");
