@@ -52,9 +52,9 @@ public final class PartitionReplica {
      * and the high watermark to send; {@code expand} is the ISR expansion to propose, if any.
      */
     public record FollowerFetch(Errors error, Optional<EpochEndOffset> diverging, long highWatermark, long logEndOffset,
-                                boolean highWatermarkMoved, Optional<IsrChangeProposal> expand) {
+                                Optional<IsrChangeProposal> expand) {
         static FollowerFetch failed(Errors error) {
-            return new FollowerFetch(error, Optional.empty(), -1, -1, false, Optional.empty());
+            return new FollowerFetch(error, Optional.empty(), -1, -1, Optional.empty());
         }
     }
 
@@ -175,10 +175,9 @@ public final class PartitionReplica {
         return Errors.NONE;
     }
 
-    /** The caller appended at the log end with {@link #leaderEpoch()}; returns whether the high watermark moved. */
-    public boolean onLeaderAppend(long nowMs) {
+    /** The caller appended at the log end with {@link #leaderEpoch()}; call {@link #updateHighWatermark} after it. */
+    public void onLeaderAppend(long nowMs) {
         leader.onLeaderAppend(log.logEndOffset(), nowMs);
-        return updateHighWatermark();
     }
 
     /**
@@ -198,7 +197,8 @@ public final class PartitionReplica {
     /**
      * A follower's fetch: checks leadership and the follower's current leader epoch (KIP-320), answers a
      * divergence when the follower's last fetched epoch ends earlier here, else records the follower's
-     * position (which may move the high watermark and propose an ISR expansion).
+     * position (which may move the high watermark, and propose an ISR expansion). Call
+     * {@link #updateHighWatermark} after it: whether it moved is what wakes waiting fetches and acks.
      */
     public FollowerFetch followerFetch(int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch, long fetchOffset,
                                        int lastFetchedEpoch, long nowMs) {
@@ -223,15 +223,13 @@ public final class PartitionReplica {
                 diverging = EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
             }
             if (diverging.isPresent()) {
-                return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, false, Optional.empty());
+                return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty());
             }
             leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, nowMs);
         } catch (ApiException e) {
             return FollowerFetch.failed(Errors.forException(e));
         }
-        boolean moved = updateHighWatermark();
-        return new FollowerFetch(Errors.NONE, Optional.empty(), leader.highWatermark(), leo, moved,
-                leader.isrExpandProposal(replicaId));
+        return new FollowerFetch(Errors.NONE, Optional.empty(), leader.highWatermark(), leo, leader.isrExpandProposal(replicaId));
     }
 
     // ---------------------------------------------------------------- ISR changes

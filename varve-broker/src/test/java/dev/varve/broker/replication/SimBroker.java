@@ -331,6 +331,7 @@ final class SimBroker {
         long hwBefore = log.highWatermark;
         log.appendBatch(batch);
         replica.onLeaderAppend(net.nowMs);
+        replica.updateHighWatermark();
         sim.addPendingAck(this, epoch, batch);
         sim.trace("b" + id + " appends " + count + " at " + base + " epoch " + epoch + " (values "
                 + batch.get(0).value() + ".." + batch.get(count - 1).value() + ")");
@@ -481,6 +482,7 @@ final class SimBroker {
         long hwBefore = log.highWatermark;
         PartitionReplica.FollowerFetch f = replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset,
                 lastFetchedEpoch, net.nowMs);
+        replica.updateHighWatermark();
         if (f.error() != Errors.NONE) {
             // with OFFSET_OUT_OF_RANGE the follower's ListOffsets would get this leader's start and end
             boolean leads = replica.isLeader();
