@@ -126,27 +126,31 @@ public final class LogManager implements AutoCloseable {
         // one re-reads its unflushed tail, and a broker with thousands of partitions is otherwise back only
         // after all of them, one at a time. This thread loads too; the scheduler's threads help (a test
         // scheduler that runs nothing leaves it to this thread alone).
-        java.util.Queue<File> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        record Found(File dir, TopicPartition tp) {
+        }
+        java.util.Queue<Found> queue = new java.util.concurrent.ConcurrentLinkedQueue<>();
         for (File child : children) {
             if (child.getName().endsWith(LogFileNames.DELETE_DIR_SUFFIX)) {
                 deleteRecursively(child.toPath());
-            } else if (LogFileNames.parseDirName(child.getName()) == null) {
+                continue;
+            }
+            TopicPartition tp = LogFileNames.parseDirName(child.getName());
+            if (tp == null) {
                 LOG.warn("ignoring {}: not a partition directory", child);
             } else {
-                queue.add(child);
+                queue.add(new Found(child, tp));
             }
         }
         java.util.concurrent.atomic.AtomicInteger loading = new java.util.concurrent.atomic.AtomicInteger();
         Runnable worker = () -> {
             while (true) {
                 loading.incrementAndGet(); // before the poll: the caller waits for every partition taken
-                File child = queue.poll();
+                Found found = queue.poll();
                 try {
-                    if (child == null) {
+                    if (found == null) {
                         return;
                     }
-                    loadPartition(child, LogFileNames.parseDirName(child.getName()), startOffsets, recoveryPoints,
-                            highWatermarks, clean);
+                    loadPartition(found.dir(), found.tp(), startOffsets, recoveryPoints, highWatermarks, clean);
                 } finally {
                     loading.decrementAndGet();
                 }

@@ -63,11 +63,10 @@ public final class FetchHandler extends AllVersionsHandler {
             return result;
         }
         // woken by an append or a high-watermark move: answer only once min.bytes are readable; at the
-        // timeout, with whatever there is
-        // at the timeout, a fetch nothing woke (no append, HW move or leadership change of its partitions)
-        // and that found no records answers with its first read: reading thousands of idle partitions
-        // again would only find the same nothing (idle followers of thousands of partitions time out
-        // twice a second each)
+        // timeout, with whatever there is — and a fetch nothing woke (no append, HW move or leadership
+        // change of its partitions) that found no records answers with its first read: reading thousands
+        // of idle partitions again would only find the same nothing (idle followers of thousands of
+        // partitions time out twice a second each)
         java.util.concurrent.atomic.AtomicBoolean woken = new java.util.concurrent.atomic.AtomicBoolean();
         broker.replicaManager().purgatory().watch(first.partitions, data.maxWaitMs(),
                 () -> {

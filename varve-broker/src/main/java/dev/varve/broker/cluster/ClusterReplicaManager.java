@@ -627,12 +627,9 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             if (fetch.diverging().isPresent()) {
                 return new FollowerRead(Errors.NONE, p.log, fetch.diverging(), fetch.highWatermark(), fetch.logEndOffset());
             }
-            after = updateHighWatermark(p);
+            after = updateHighWatermark(p); // wakes waiting fetches when the HW moved
         }
         after.forEach(Runnable::run);
-        if (!after.isEmpty()) {
-            purgatory.wake(tp);
-        }
         fetch.expand().ifPresent(proposal -> sendIsrChange(p, proposal));
         return new FollowerRead(Errors.NONE, p.log, Optional.empty(), fetch.highWatermark(), fetch.logEndOffset());
     }

@@ -99,16 +99,24 @@ public final class EpochEndOffsets {
     }
 
     /**
-     * {@link #divergingEpoch} when {@code lastFetchedEpoch} is the leader's latest epoch {@code latestEpoch}
-     * (whose end is the log end): diverging only when the fetch offset is past the log end. Same answer,
-     * without the epoch list.
+     * {@link #divergingEpoch(List, long, int, long)}, asking for the epoch list only when it is needed: a
+     * follower without epochs has nothing to compare, and one at the leader's latest epoch
+     * ({@code latestEpoch}, -1 when none; its end is the log end) diverges only past the log end. Same
+     * answers; idle followers of thousands of partitions ask twice a second each, almost all in step.
      */
-    public static Optional<EpochEndOffset> divergingAtLatestEpoch(int latestEpoch, long logEndOffset, long fetchOffset) {
-        if (fetchOffset > logEndOffset) {
-            return Optional.of(new EpochEndOffset(latestEpoch, logEndOffset));
+    public static Optional<EpochEndOffset> divergingEpoch(int latestEpoch, java.util.function.Supplier<List<EpochEntry>> epochs,
+                                                          long logEndOffset, int lastFetchedEpoch, long fetchOffset) {
+        if (lastFetchedEpoch == UNDEFINED_EPOCH) {
+            return divergingEpoch(List.of(), logEndOffset, lastFetchedEpoch, fetchOffset);
         }
-        checkFetchOffset(fetchOffset, logEndOffset);
-        return Optional.empty();
+        if (lastFetchedEpoch == latestEpoch) {
+            if (fetchOffset > logEndOffset) {
+                return Optional.of(new EpochEndOffset(latestEpoch, logEndOffset));
+            }
+            checkFetchOffset(fetchOffset, logEndOffset);
+            return Optional.empty();
+        }
+        return divergingEpoch(epochs.get(), logEndOffset, lastFetchedEpoch, fetchOffset);
     }
 
     private static void checkFetchOffset(long fetchOffset, long logEndOffset) {

@@ -77,13 +77,14 @@ public final class FollowerReplica {
     /** The leader answered that the log diverges from {@code diverging}: truncate where both agree. */
     public static Divergence truncateOnDivergence(ReplicaLog log, EpochEndOffset diverging) {
         long endBefore = log.logEndOffset();
-        var epochsBefore = log.epochEntries();
-        FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(epochsBefore, endBefore, log.highWatermark(), diverging);
+        int latestBefore = log.latestEpoch();
+        FollowerTruncation.Step step = FollowerTruncation.onLeaderAnswer(log.epochEntries(), endBefore, log.highWatermark(), diverging);
         if (step.truncationOffset() < 0 || step.truncationOffset() > endBefore) {
             throw new IllegalStateException("truncation " + step + " outside [0, " + endBefore + "]");
         }
         log.truncateTo(step.truncationOffset());
-        boolean changed = log.logEndOffset() != endBefore || !log.epochEntries().equals(epochsBefore);
+        // a truncation cuts epochs only from the end: if any went, the latest did
+        boolean changed = log.logEndOffset() != endBefore || log.latestEpoch() != latestBefore;
         return new Divergence(step, endBefore, changed);
     }
 

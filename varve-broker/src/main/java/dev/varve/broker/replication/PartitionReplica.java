@@ -99,7 +99,7 @@ public final class PartitionReplica {
         if (state.leader() == localId) {
             LeaderAndIsr lai = new LeaderAndIsr(state.leader(), state.leaderEpoch(), state.partitionEpoch(), state.replicas(),
                     new HashSet<>(state.isr()));
-            boolean becoming = role != Role.LEADER || leaderEpoch != state.leaderEpoch();
+            boolean becoming = needsFetcherStop(state);
             if (becoming) {
                 long leo = log.logEndOffset();
                 log.assignEpoch(state.leaderEpoch(), leo);
@@ -109,8 +109,7 @@ public final class PartitionReplica {
             } else if (state.partitionEpoch() > partitionEpoch) {
                 leader.onPartitionStateChange(lai, nowMs);
             }
-            leader.setIneligibleReplicas(ineligible);
-            leader.setMinInsyncReplicas(minInsyncReplicas, nowMs);
+            refresh(ineligible, minInsyncReplicas, nowMs);
             leaderId = localId;
             leaderEpoch = state.leaderEpoch();
             partitionEpoch = state.partitionEpoch();
@@ -211,17 +210,8 @@ public final class PartitionReplica {
         }
         long leo = log.logEndOffset();
         try {
-            // A follower in step sends the latest epoch: answered without copying the epoch list (idle
-            // followers of thousands of partitions ask this twice a second each)
-            int latest = log.latestEpoch();
-            Optional<EpochEndOffset> diverging;
-            if (lastFetchedEpoch == EpochEndOffsets.UNDEFINED_EPOCH) {
-                diverging = EpochEndOffsets.divergingEpoch(java.util.List.of(), leo, lastFetchedEpoch, fetchOffset); // nothing to compare
-            } else if (lastFetchedEpoch == latest) {
-                diverging = EpochEndOffsets.divergingAtLatestEpoch(latest, leo, fetchOffset);
-            } else {
-                diverging = EpochEndOffsets.divergingEpoch(log.epochEntries(), leo, lastFetchedEpoch, fetchOffset);
-            }
+            Optional<EpochEndOffset> diverging = EpochEndOffsets.divergingEpoch(log.latestEpoch(), log::epochEntries, leo,
+                    lastFetchedEpoch, fetchOffset);
             if (diverging.isPresent()) {
                 return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty());
             }

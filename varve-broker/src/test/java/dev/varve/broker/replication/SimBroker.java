@@ -290,7 +290,6 @@ final class SimBroker {
         int epochBefore = replica.leaderEpoch();
         long hwBefore = log.highWatermark;
         PartitionReplica.Transition t = replica.apply(state, brokerEpoch, ineligible, options.minInsyncReplicas(), net.nowMs);
-        replica.updateHighWatermark();
         if (t == PartitionReplica.Transition.BECAME_LEADER) {
             outstandingFetch = -1;
             sim.onBecomeLeader(this);
@@ -309,9 +308,7 @@ final class SimBroker {
                 scheduleFetch(0);
             }
         }
-        if (replica.isLeader()) {
-            leaderHighWatermarkMaybeMoved(hwBefore);
-        }
+        leaderHighWatermarkMaybeMoved(hwBefore);
     }
 
     // ---------------------------------------------------------------- produce (leader)
@@ -331,7 +328,6 @@ final class SimBroker {
         long hwBefore = log.highWatermark;
         log.appendBatch(batch);
         replica.onLeaderAppend(net.nowMs);
-        replica.updateHighWatermark();
         sim.addPendingAck(this, epoch, batch);
         sim.trace("b" + id + " appends " + count + " at " + base + " epoch " + epoch + " (values "
                 + batch.get(0).value() + ".." + batch.get(count - 1).value() + ")");
@@ -340,11 +336,16 @@ final class SimBroker {
     }
 
     /**
-     * After an event that may move the leader's HW (the replica copies it into the log): checks it never
-     * goes back and extends the committed log. The mutant sets it to the log end, as if no follower had to
-     * have the records.
+     * After an event that may move the leader's HW ({@code before} is the log's HW before it): the
+     * replica copies it into the log, as the broker has it do after every such event; checks it never
+     * goes back and extends the committed log. The mutant sets it to the log end, as if no follower had
+     * to have the records. Nothing to do when this broker does not lead.
      */
     private void leaderHighWatermarkMaybeMoved(long before) {
+        if (!replica.isLeader()) {
+            return;
+        }
+        replica.updateHighWatermark();
         if (options.hwIgnoresIsr()) {
             log.highWatermark = Math.max(log.highWatermark, log.leo());
         } else if (replica.leader().highWatermark() < log.highWatermark) {
@@ -482,7 +483,6 @@ final class SimBroker {
         long hwBefore = log.highWatermark;
         PartitionReplica.FollowerFetch f = replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset,
                 lastFetchedEpoch, net.nowMs);
-        replica.updateHighWatermark();
         if (f.error() != Errors.NONE) {
             // with OFFSET_OUT_OF_RANGE the follower's ListOffsets would get this leader's start and end
             boolean leads = replica.isLeader();
@@ -552,11 +552,8 @@ final class SimBroker {
         }
         long hwBefore = log.highWatermark;
         PartitionReplica.IsrAnswer outcome = replica.onIsrAnswer(proposal, err, answer, net.nowMs);
-        replica.updateHighWatermark();
         sim.trace("b" + id + " AlterPartition " + proposal.newIsrIds() + " answered " + err + ": " + outcome);
-        if (replica.isLeader()) {
-            leaderHighWatermarkMaybeMoved(hwBefore);
-        }
+        leaderHighWatermarkMaybeMoved(hwBefore);
         if (outcome == PartitionReplica.IsrAnswer.RETRY) {
             net.schedule(ALTER_PARTITION_RETRY_MS, () -> {
                 if (live(inc) && replica.shouldResend(proposal)) {
