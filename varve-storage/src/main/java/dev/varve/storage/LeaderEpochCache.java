@@ -1,7 +1,6 @@
 package dev.varve.storage;
 
 import dev.varve.storage.checkpoint.CheckpointFile;
-import org.apache.kafka.common.errors.KafkaStorageException;
 
 import java.io.File;
 import java.io.IOException;
@@ -142,15 +141,19 @@ public final class LeaderEpochCache {
         return new EpochEndOffset(UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET);
     }
 
-    /** Drops entries starting at or after {@code endOffset} (the log was truncated there). */
-    public synchronized void truncateFromEnd(long endOffset) {
+    /**
+     * Drops entries starting at or after {@code endOffset} (the log was truncated there). The entries
+     * are gone from memory even when writing the checkpoint fails (the write is retried by the next
+     * flush).
+     */
+    public synchronized void truncateFromEnd(long endOffset) throws IOException {
         if (entries.removeIf(e -> e.startOffset() >= endOffset)) {
             persist();
         }
     }
 
     /** Drops entries wholly before {@code startOffset} and moves the first one's start up to it. */
-    public synchronized void truncateFromStart(long startOffset) {
+    public synchronized void truncateFromStart(long startOffset) throws IOException {
         boolean changed = false;
         while (entries.size() > 1 && entries.get(1).startOffset() <= startOffset) {
             entries.remove(0);
@@ -166,7 +169,7 @@ public final class LeaderEpochCache {
     }
 
     /** Empties the cache (and writes the empty checkpoint, so its absence later means loss). */
-    public synchronized void clear() {
+    public synchronized void clear() throws IOException {
         entries.clear();
         persist();
     }
@@ -175,34 +178,27 @@ public final class LeaderEpochCache {
         return List.copyOf(entries);
     }
 
-    private void persist() {
-        try {
-            checkpoint.write(entries, false);
-            unwritten = false;
-            dirty = true;
-        } catch (IOException e) {
-            throw new KafkaStorageException("cannot write " + checkpoint.file(), e);
-        }
+    private void persist() throws IOException {
+        unwritten = true; // until the write succeeds: the next flush tries again
+        checkpoint.write(entries, false);
+        unwritten = false;
+        dirty = true;
     }
 
     /** Writes (without fsync) epochs assigned since the file was last written; called when the log closes. */
-    public synchronized void writeIfUnwritten() {
+    public synchronized void writeIfUnwritten() throws IOException {
         if (unwritten) {
             persist();
         }
     }
 
     /** Writes the checkpoint if epochs were assigned since, and fsyncs it if it changed since the last flush. */
-    public synchronized void flush() {
+    public synchronized void flush() throws IOException {
         writeIfUnwritten();
         if (!dirty) {
             return;
         }
-        try {
-            checkpoint.fsync();
-            dirty = false;
-        } catch (IOException e) {
-            throw new KafkaStorageException("cannot fsync " + checkpoint.file(), e);
-        }
+        checkpoint.fsync();
+        dirty = false;
     }
 }

@@ -117,6 +117,17 @@ final class LogLoader {
             segments.add(LogSegment.open(dir, base, config, nowMs));
         }
 
+        // Segments wholly below the log start offset are leftovers of a deletion that did not finish
+        // (its rename to .deleted failed, or the process died first): unreadable, and a false hole
+        // before the first live segment if kept.
+        List<Long> bases = segments.baseOffsets();
+        for (int i = 0; i + 1 < bases.size() && bases.get(i + 1) <= checkpoints.logStartOffset(); i++) {
+            LogSegment leftover = segments.get(bases.get(i));
+            LOG.info("{}: deleting {}, wholly below the log start offset {}", tp, leftover, checkpoints.logStartOffset());
+            segments.remove(leftover.baseOffset());
+            leftover.deleteIfExists();
+        }
+
         long recoveryPoint = checkpoints.recoveryPoint();
         SegmentRecovery recovery = new SegmentRecovery();
         LeaderEpochCache cache = epochCache;
@@ -267,14 +278,28 @@ final class LogLoader {
                 if (verifyAll) {
                     String problem = recovery.verify(s);
                     if (problem == null) {
+                        problem = contiguityProblem(s, next);
+                    }
+                    if (problem == null) {
                         continue;
                     }
                     LOG.error("{}: {} of {} failed verification: {}; recovering it", tp, s, s.log().file(), problem);
                 } else if (indexesTrustworthy(tp, s)) {
-                    continue;
+                    String problem = contiguityProblem(s, next);
+                    if (problem == null) {
+                        continue;
+                    }
+                    LOG.error("{}: {} of {}: {}; recovering it", tp, s, s.log().file(), problem);
                 }
             }
             int cut = recovery.recover(s, batch -> assignEpoch(cache, batch));
+            if (next != Long.MAX_VALUE && s.readNextOffset() > next) {
+                // Overlap: batches past the next segment's base (a truncation whose ftruncate a power failure
+                // undid, with the recovery point not yet lowered). The next segment was written later: keep it.
+                int overlapping = s.truncateTo(next);
+                LOG.error("{}: {} overlaps the next segment at {}: {} bytes cut", tp, s, next, overlapping);
+                damaged |= !unflushed;
+            }
             if (!unflushed && cut > 0) {
                 LOG.error("{}: {} bytes of flushed data in {} were corrupt and are cut; the records from offset {} on"
                         + " must be fetched again from another replica", tp, cut, s.log().file(), s.readNextOffset());
@@ -293,6 +318,26 @@ final class LogLoader {
         }
         long end = segments.isEmpty() ? recoveryPoint : segments.active().readNextOffset();
         return new RecoveryResult(Math.min(recoveryPoint, end), damaged);
+    }
+
+    /**
+     * For a segment below the recovery point that is not the last: null when it ends exactly where the
+     * next one begins, else what is wrong (a hole or an overlap). Trusted segments are checked too:
+     * their CRCs can be valid while their extent is not (see {@link #recoverSegments}).
+     */
+    private static String contiguityProblem(LogSegment s, long next) {
+        if (next == Long.MAX_VALUE) {
+            return null;
+        }
+        try {
+            long end = s.readNextOffset();
+            return end == next ? null
+                    : end < next ? "it ends at " + end + ", short of the next segment's base " + next
+                    : "it ends at " + end + ", past the next segment's base " + next;
+        } finally {
+            s.offsetIndex().closeMapping();
+            s.timeIndex().closeMapping();
+        }
     }
 
     /** For a segment below the recovery point: whether its indexes can be used as they are. */

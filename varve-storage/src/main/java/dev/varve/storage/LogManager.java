@@ -11,6 +11,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -266,6 +267,34 @@ public final class LogManager implements AutoCloseable {
     private void watch(PartitionLog log) {
         File logDir = log.dir().getParentFile();
         log.onStorageFailure(e -> markFailed(logDir, e));
+        log.onRecoveryPointLowered(() -> loweredRecoveryPoints.add(logDir));
+    }
+
+    /** Log directories where a truncation lowered a recovery point since their checkpoint was last written. */
+    private final Set<File> loweredRecoveryPoints = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Writes the recovery-point checkpoint of every log directory where a truncation lowered a
+     * recovery point since it was last written, as Kafka does after truncating. Replica fetchers
+     * call it after each fetch answer, before appending more to the truncated logs: a checkpoint
+     * that still named the old recovery point would let the next start trust, without recovering
+     * them, bytes the truncation removed (after a power failure the file may show them again). One
+     * write per directory however many partitions the answer truncated. Cheap when nothing was
+     * truncated.
+     */
+    public void checkpointLoweredRecoveryPoints() {
+        if (loweredRecoveryPoints.isEmpty()) {
+            return;
+        }
+        for (File dir : new ArrayList<>(loweredRecoveryPoints)) {
+            loweredRecoveryPoints.remove(dir);
+            try {
+                checkpointDir(dir, Checkpoint.RECOVERY_POINT);
+            } catch (KafkaStorageException e) {
+                loweredRecoveryPoints.add(dir); // tried again next time; the directory is marked failed
+                throw e;
+            }
+        }
     }
 
     private void markFailed(File logDir, Exception cause) {
@@ -507,6 +536,10 @@ public final class LogManager implements AutoCloseable {
         for (PartitionLog log : logs.values()) {
             try {
                 log.flush();
+                if (log.isOffline()) {
+                    // its files may not match what it acknowledged: the next start must recover them
+                    failure = new IOException(log.topicPartition() + " went offline after a disk failure");
+                }
             } catch (KafkaStorageException e) {
                 failure = new IOException("flush of " + log.topicPartition() + " failed", e);
             }

@@ -70,6 +70,9 @@ public final class LogSegment {
      */
     public static LogSegment open(File dir, long baseOffset, LogConfig config, long nowMs, String fileSuffix) throws IOException {
         File logFile = withSuffix(LogFileNames.logFile(dir, baseOffset), fileSuffix);
+        if (!logFile.exists()) {
+            DiskFaults.check(DiskFaults.Op.CREATE, logFile.toPath());
+        }
         FileRecords records = FileRecords.open(logFile);
         try {
             OffsetIndex offsetIndex = new OffsetIndex(withSuffix(LogFileNames.offsetIndexFile(dir, baseOffset), fileSuffix),
@@ -117,6 +120,17 @@ public final class LogSegment {
         }
         ensureTimestampsLoaded();
         int position = log.sizeInBytes();
+        DiskFaults.check(DiskFaults.Op.SEGMENT_WRITE, log.file().toPath());
+        int failAfter = DiskFaults.failAfter(log.file().toPath(), records.sizeInBytes());
+        if (failAfter >= 0) {
+            // an injected EIO part-way: some of the bytes reach the file, as with a real failing write
+            java.nio.ByteBuffer part = records.buffer().duplicate();
+            part.limit(part.position() + Math.min(failAfter, records.sizeInBytes()));
+            while (part.hasRemaining()) {
+                log.channel().write(part); // at the channel's position, which moves, as write(2) does
+            }
+            throw new IOException("injected EIO after " + failAfter + " of " + records.sizeInBytes() + " bytes");
+        }
         log.append(records);
         for (MutableRecordBatch batch : records.batches()) {
             indexBatch(batch, position);
@@ -421,6 +435,7 @@ public final class LogSegment {
         if (mapping == null) {
             return 0;
         }
+        DiskFaults.check(DiskFaults.Op.TRUNCATE, log.file().toPath());
         offsetIndex.truncateTo(offset);
         timeIndex.truncateTo(offset);
         int removed = log.truncateTo(mapping.position());
@@ -435,6 +450,7 @@ public final class LogSegment {
      * failed batches.
      */
     void abortAppend(int position, long nextOffset) throws IOException {
+        DiskFaults.check(DiskFaults.Op.TRUNCATE, log.file().toPath());
         offsetIndex.truncateTo(nextOffset);
         timeIndex.truncateTo(nextOffset);
         log.truncateTo(position); // FileChannel.truncate also moves the write position back
@@ -484,6 +500,7 @@ public final class LogSegment {
     }
 
     public void flush() throws IOException {
+        DiskFaults.check(DiskFaults.Op.FSYNC, log.file().toPath());
         log.flush();
         offsetIndex.flush();
         timeIndex.flush();
@@ -502,6 +519,7 @@ public final class LogSegment {
     void changeFileSuffixes(String oldSuffix, String newSuffix, boolean logLast, Runnable beforeEachRename) throws IOException {
         if (!logLast) {
             beforeEachRename.run();
+            DiskFaults.check(DiskFaults.Op.RENAME, log.file().toPath());
             log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
         }
         beforeEachRename.run();
@@ -510,6 +528,7 @@ public final class LogSegment {
         timeIndex.renameTo(swapSuffix(timeIndex.file(), oldSuffix, newSuffix));
         if (logLast) {
             beforeEachRename.run();
+            DiskFaults.check(DiskFaults.Op.RENAME, log.file().toPath());
             log.renameTo(swapSuffix(log.file(), oldSuffix, newSuffix));
         }
     }

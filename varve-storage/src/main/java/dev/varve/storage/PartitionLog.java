@@ -79,6 +79,15 @@ public final class PartitionLog implements AutoCloseable {
     /** Loading cut flushed records (corruption at rest): this replica lost data it had and must not lead with it. */
     private final boolean damagedAtLoad;
     private volatile java.util.function.Consumer<KafkaStorageException> storageFailureListener;
+    /** Called (without the lock) after a truncation lowered the recovery point, so its checkpoint follows at once. */
+    private volatile Runnable recoveryPointLoweredListener;
+    /**
+     * Set when a failed disk mutation may have left the files in a state the in-memory log does not
+     * describe (a truncation or an undo that failed part-way, a failed fsync): every later read and
+     * write fails with KAFKA_STORAGE_ERROR until the log is opened again (the broker restarts and
+     * recovers it from disk), as Kafka takes a failed log directory offline.
+     */
+    private volatile KafkaStorageException offline;
     /** The lowest offset the log was truncated to since the cleaner last looked (Long.MAX_VALUE: none). */
     private long truncatedToSinceCleanerView = Long.MAX_VALUE;
 
@@ -200,7 +209,10 @@ public final class PartitionLog implements AutoCloseable {
             try {
                 segment.abortAppend(positionBefore, logEnd.offset());
             } catch (IOException | RuntimeException | InternalError cleanup) {
+                // Bytes past the log end may stay in the file, under the next append's offsets: stop.
                 e.addSuppressed(cleanup);
+                throw goOffline("append to " + segment.log().file() + " at position " + positionBefore
+                        + " failed and could not be undone", e);
             }
             throw storageFailure("append to " + segment.log().file() + " at position " + positionBefore + " failed", e);
         }
@@ -222,6 +234,30 @@ public final class PartitionLog implements AutoCloseable {
      */
     private KafkaStorageException storageFailure(String message, Throwable cause) {
         KafkaStorageException e = new KafkaStorageException(message, cause);
+        report(e);
+        return e;
+    }
+
+    /**
+     * A storage failure after which the files may not be what the in-memory log describes: the log
+     * goes offline (see {@link #offline}) and the failure is reported like any other.
+     */
+    private KafkaStorageException goOffline(String message, Throwable cause) {
+        KafkaStorageException e = new KafkaStorageException(topicPartition + " is offline: " + message, cause);
+        if (offline == null) {
+            offline = e;
+            LOG.error("{} is offline until the broker restarts and recovers it from disk: {}", topicPartition, message, cause);
+        }
+        report(e);
+        return e;
+    }
+
+    /** Whether a disk failure took this log offline ({@link #offline}). */
+    public boolean isOffline() {
+        return offline != null;
+    }
+
+    private void report(KafkaStorageException e) {
         java.util.function.Consumer<KafkaStorageException> listener = storageFailureListener;
         if (listener != null) {
             try {
@@ -230,7 +266,11 @@ public final class PartitionLog implements AutoCloseable {
                 // the failure is still thrown to the caller
             }
         }
-        return e;
+    }
+
+    /** Called (after the lock is released) whenever a truncation lowered the recovery point. */
+    public void onRecoveryPointLowered(Runnable listener) {
+        this.recoveryPointLoweredListener = listener;
     }
 
     /** Called (with the log's lock held) whenever a write, roll or fsync of this log fails. */
@@ -303,6 +343,10 @@ public final class PartitionLog implements AutoCloseable {
      * @throws OffsetOutOfRangeException when offset is below the log start or above the log end
      */
     public LogSlice read(long offset, int maxBytes, long maxOffset, boolean minOneBatch) {
+        KafkaStorageException failed = offline;
+        if (failed != null) {
+            throw new KafkaStorageException(failed.getMessage(), failed);
+        }
         LogEnd end = logEnd;
         long start = logStartOffset;
         if (offset < start || offset > end.offset()) {
@@ -485,7 +529,7 @@ public final class PartitionLog implements AutoCloseable {
             }
             if (offset > logStartOffset) {
                 logStartOffset = offset;
-                epochCache.truncateFromStart(offset);
+                truncateEpochsFromStart(offset);
                 deleteSegmentsLocked(countSegmentsBelow(offset), false);
             }
             return logStartOffset;
@@ -550,7 +594,7 @@ public final class PartitionLog implements AutoCloseable {
         }
         logStartOffset = Math.max(logStartOffset, segments.first().baseOffset());
         highWatermark = Math.max(highWatermark, logStartOffset);
-        epochCache.truncateFromStart(logStartOffset);
+        truncateEpochsFromStart(logStartOffset);
         asyncDelete(victims);
         try {
             // Producers stay in memory (until they expire); only the deleted segments' snapshots go.
@@ -561,6 +605,15 @@ public final class PartitionLog implements AutoCloseable {
             LOG.warn("{}: cannot delete producer snapshots below offset {}", topicPartition, segments.first().baseOffset(), e);
         }
         return victims.size();
+    }
+
+    /** The epoch cache forgets epochs below the log start; a failed checkpoint write is retried by the next flush. */
+    private void truncateEpochsFromStart(long offset) {
+        try {
+            epochCache.truncateFromStart(offset);
+        } catch (IOException e) {
+            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e);
+        }
     }
 
     /** Renames segments to *.deleted now and removes their files after file.delete.delay.ms. */
@@ -585,99 +638,139 @@ public final class PartitionLog implements AutoCloseable {
      * Cuts the log so that its end offset is at most {@code offset} (a follower discarding what the
      * leader does not have). A batch that holds offset is removed whole.
      *
+     * <p>The recovery point and the high watermark are clamped first, so no failure below leaves them
+     * above the log end; a failure part-way through takes the log offline ({@link #isOffline()}): its
+     * files may then hold more or less than the in-memory log, and only recovery from disk can tell.
+     * A lowered recovery point is reported ({@link #onRecoveryPointLowered}) so that its checkpoint
+     * follows before more is appended (Kafka checkpoints the recovery point on truncation): a stale
+     * one would let a later start trust bytes this truncation removed.
+     *
      * @return whether anything was removed
      */
     public boolean truncateTo(long offset) {
+        boolean lowered;
+        boolean removed;
         synchronized (lock) {
             ensureOpen();
             if (offset < 0) {
                 throw new IllegalArgumentException("cannot truncate " + topicPartition + " to negative offset " + offset);
             }
-            if (offset >= logEnd.offset()) {
-                // Nothing to cut from the log, but an epoch that starts at (or past) the log end was
-                // never written by anyone (a leader that appended nothing): drop it, as Kafka does, or
-                // this replica would keep claiming an epoch its log does not hold.
-                epochCache.truncateFromEnd(logEnd.offset());
-                return false;
-            }
-            truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, offset);
-            if (offset < logStartOffset) {
-                truncateFullyAndStartAtLocked(offset);
-                return true;
-            }
+            long recoveryBefore = recoveryPoint;
+            removed = truncateLocked(offset);
+            lowered = recoveryPoint < recoveryBefore;
+        }
+        Runnable listener = recoveryPointLoweredListener;
+        if (lowered && listener != null) {
+            listener.run();
+        }
+        return removed;
+    }
+
+    private boolean truncateLocked(long offset) {
+        if (offset >= logEnd.offset()) {
+            // Nothing to cut from the log, but an epoch that starts at (or past) the log end was
+            // never written by anyone (a leader that appended nothing): drop it, as Kafka does, or
+            // this replica would keep claiming an epoch its log does not hold.
             try {
-                // First, so that a crash in between never leaves a snapshot describing removed batches.
-                producerStateManager.deleteSnapshotsAbove(offset);
-                directoryDirty = true;
+                epochCache.truncateFromEnd(logEnd.offset());
             } catch (IOException e) {
-                throw storageFailure("cannot delete producer snapshots of " + topicPartition + " above " + offset, e);
+                storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is cut
             }
-            List<LogSegment> doomed = new ArrayList<>();
-            for (LogSegment s : segments.all()) {
-                if (s.baseOffset() > offset) {
-                    doomed.add(s);
-                }
+            return false;
+        }
+        truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, offset);
+        if (offset < logStartOffset) {
+            truncateFullyAndStartAtLocked(offset);
+            return true;
+        }
+        recoveryPoint = Math.min(recoveryPoint, offset);
+        highWatermark = Math.min(highWatermark, offset);
+        try {
+            // First, so that a crash in between never leaves a snapshot describing removed batches.
+            producerStateManager.deleteSnapshotsAbove(offset);
+            directoryDirty = true;
+        } catch (IOException e) {
+            // nothing removed yet: the log is as it was, only its snapshots above the offset may be gone
+            throw storageFailure("cannot delete producer snapshots of " + topicPartition + " above " + offset, e);
+        }
+        List<LogSegment> doomed = new ArrayList<>();
+        for (LogSegment s : segments.all()) {
+            if (s.baseOffset() > offset) {
+                doomed.add(s);
             }
+        }
+        try {
+            LogSegment last = segments.floor(offset);
+            last.truncateTo(offset);
             for (LogSegment s : doomed) {
                 segments.remove(s.baseOffset());
             }
-            try {
-                LogSegment last = segments.active();
-                last.truncateTo(offset);
-                long newEnd = last.readNextOffset();
-                logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
-            } catch (IOException e) {
-                throw storageFailure("cannot truncate " + topicPartition + " to " + offset, e);
-            }
+            long newEnd = last.readNextOffset();
+            logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
+            recoveryPoint = Math.min(recoveryPoint, newEnd);
+            highWatermark = Math.min(highWatermark, newEnd);
             asyncDelete(doomed);
-            if (logEnd.offset() < logStartOffset) {
-                // The batch holding the offset began below the log start: nothing readable is left.
-                truncateFullyAndStartAtLocked(offset);
-                return true;
-            }
-            epochCache.truncateFromEnd(logEnd.offset());
-            recoveryPoint = Math.min(recoveryPoint, logEnd.offset());
-            highWatermark = Math.min(highWatermark, logEnd.offset());
-            try {
-                producerStateManager.reload(segments, logEnd.offset());
-            } catch (IOException e) {
-                throw storageFailure("cannot rebuild the producer state of " + topicPartition, e);
-            }
+        } catch (IOException | RuntimeException | InternalError e) {
+            throw goOffline("cannot truncate " + topicPartition + " to " + offset, e);
+        }
+        if (logEnd.offset() < logStartOffset) {
+            // The batch holding the offset began below the log start: nothing readable is left.
+            truncateFullyAndStartAtLocked(offset);
             return true;
         }
+        try {
+            epochCache.truncateFromEnd(logEnd.offset());
+        } catch (IOException e) {
+            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is cut
+        }
+        try {
+            producerStateManager.reload(segments, logEnd.offset());
+        } catch (IOException | RuntimeException e) {
+            throw goOffline("cannot rebuild the producer state of " + topicPartition, e);
+        }
+        return true;
     }
 
     /** Deletes every segment and starts an empty log at {@code offset}. */
     public void truncateFullyAndStartAt(long offset) {
+        boolean lowered;
         synchronized (lock) {
             ensureOpen();
+            long recoveryBefore = recoveryPoint;
             truncateFullyAndStartAtLocked(offset);
+            lowered = recoveryPoint < recoveryBefore;
+        }
+        Runnable listener = recoveryPointLoweredListener;
+        if (lowered && listener != null) {
+            listener.run();
         }
     }
 
     private void truncateFullyAndStartAtLocked(long offset) {
         truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, Math.min(offset, logStartOffset));
+        recoveryPoint = Math.min(recoveryPoint, offset);
+        highWatermark = Math.min(highWatermark, offset);
         try {
             producerStateManager.truncateFully();
-        } catch (IOException e) {
-            throw storageFailure("cannot delete the producer snapshots of " + topicPartition, e);
-        }
-        List<LogSegment> doomed = new ArrayList<>(segments.all());
-        for (LogSegment s : doomed) {
-            segments.remove(s.baseOffset());
-        }
-        asyncDelete(doomed);
-        try {
+            List<LogSegment> doomed = new ArrayList<>(segments.all());
+            for (LogSegment s : doomed) {
+                segments.remove(s.baseOffset());
+            }
+            asyncDelete(doomed); // renamed first: a segment with the new base offset is then a new file
             segments.add(LogSegment.open(dir, offset, config, time.milliseconds()));
-        } catch (IOException e) {
-            throw storageFailure("cannot create segment " + offset + " of " + topicPartition, e);
+        } catch (IOException | RuntimeException | InternalError e) {
+            throw goOffline("cannot empty " + topicPartition + " to start at " + offset, e);
         }
         directoryDirty = true;
-        epochCache.clear();
         logStartOffset = offset;
         recoveryPoint = offset;
         highWatermark = offset;
         logEnd = new LogEnd(offset, offset, 0);
+        try {
+            epochCache.clear();
+        } catch (IOException e) {
+            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is empty
+        }
     }
 
     // ---------------------------------------------------------------- durability
@@ -685,26 +778,40 @@ public final class PartitionLog implements AutoCloseable {
     /** Fsyncs everything up to the log end, the leader-epoch checkpoint and producer snapshots. */
     public void flush() {
         synchronized (lock) {
-            if (!closed) {
+            if (!closed && offline == null) {
                 flushLocked(logEnd.offset());
-                epochCache.flush();
+                writeEpochCheckpoint();
                 try {
+                    epochCache.flush();
                     producerStateManager.flush();
                     if (directoryDirty) {
                         CheckpointFile.fsyncDirectory(dir.toPath());
                         directoryDirty = false;
                     }
                 } catch (IOException e) {
-                    throw storageFailure("cannot flush the producer snapshots of " + topicPartition, e);
+                    throw goOffline("cannot fsync the checkpoints of " + topicPartition, e);
                 }
             }
+        }
+    }
+
+    /**
+     * Writes the leader-epoch checkpoint if it changed. A failure (no space, no inode for the
+     * {@code .tmp}) changes nothing in memory or in the old file: it is reported and retried by the
+     * next flush, and the caller's flush stops before moving the recovery point.
+     */
+    private void writeEpochCheckpoint() {
+        try {
+            epochCache.writeIfUnwritten();
+        } catch (IOException e) {
+            throw storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e);
         }
     }
 
     /** Fsyncs if the last fsync is older than {@code flush.ms}. */
     public void flushIfDue() {
         synchronized (lock) {
-            if (!closed && logEnd.offset() > recoveryPoint && time.milliseconds() - lastFlushMs >= config.flushMs()) {
+            if (!closed && offline == null && logEnd.offset() > recoveryPoint && time.milliseconds() - lastFlushMs >= config.flushMs()) {
                 flushLocked(logEnd.offset());
             }
         }
@@ -714,6 +821,7 @@ public final class PartitionLog implements AutoCloseable {
         if (upTo <= recoveryPoint) {
             return;
         }
+        writeEpochCheckpoint();
         try {
             for (LogSegment s : segments.range(recoveryPoint, upTo)) {
                 s.flush();
@@ -728,10 +836,11 @@ public final class PartitionLog implements AutoCloseable {
                 CheckpointFile.fsyncDirectory(dir.getParentFile().toPath());
                 parentDirectoryDirty = false;
             }
-        } catch (IOException e) {
-            // The recovery point stays where it was: after a failed fsync nothing past it is trusted,
-            // and the next start recovers from it.
-            throw storageFailure("cannot flush " + topicPartition, e);
+        } catch (IOException | RuntimeException | InternalError e) {
+            // After a failed fsync the kernel may have dropped the dirty pages it could not write, so a
+            // later fsync that succeeds proves nothing (PostgreSQL's "fsyncgate"): the recovery point
+            // stays where it was and the log goes offline; the next start recovers from that point.
+            throw goOffline("cannot fsync " + topicPartition, e);
         }
         recoveryPoint = upTo;
         lastFlushMs = time.milliseconds();
@@ -889,6 +998,10 @@ public final class PartitionLog implements AutoCloseable {
         if (closed) {
             throw new KafkaStorageException("log of " + topicPartition + " is closed");
         }
+        KafkaStorageException failed = offline;
+        if (failed != null) {
+            throw new KafkaStorageException(failed.getMessage(), failed);
+        }
     }
 
     /**
@@ -904,13 +1017,16 @@ public final class PartitionLog implements AutoCloseable {
             if (closed) {
                 return;
             }
-            if (!producerStateManager.hasSnapshotOfTableAt(logEnd.offset())) {
+            // an offline log's memory may not describe its files: nothing of it is written, recovery decides
+            if (offline == null && !producerStateManager.hasSnapshotOfTableAt(logEnd.offset())) {
                 takeProducerSnapshot(logEnd.offset(), false);
             }
             closed = true;
             try {
-                epochCache.writeIfUnwritten();
-            } catch (org.apache.kafka.common.errors.KafkaStorageException e) {
+                if (offline == null) {
+                    epochCache.writeIfUnwritten();
+                }
+            } catch (IOException e) {
                 LOG.warn("{}: could not write the leader epoch checkpoint at close: {}", topicPartition, e.getMessage());
             }
             IOException failure = null;

@@ -169,15 +169,18 @@ public final class ProducerSnapshotFile {
         ByteBuffer bytes = encode(producers);
         Path path = file.toPath();
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+        DiskFaults.check(DiskFaults.Op.CREATE, tmp);
         try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING)) {
             while (bytes.hasRemaining()) {
                 ch.write(bytes);
             }
             if (sync) {
+                DiskFaults.check(DiskFaults.Op.FSYNC, tmp);
                 ch.force(true);
             }
         }
+        DiskFaults.check(DiskFaults.Op.RENAME, path);
         try {
             Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
@@ -191,6 +194,7 @@ public final class ProducerSnapshotFile {
     /** Fsyncs a snapshot written without sync (its directory entry is the caller's to fsync). */
     public static void fsync(File file) throws IOException {
         try (FileChannel ch = FileChannel.open(file.toPath(), StandardOpenOption.READ)) {
+            DiskFaults.check(DiskFaults.Op.FSYNC, file.toPath());
             ch.force(true);
         } catch (NoSuchFileException e) {
             // deleted since: nothing to make durable

@@ -2,6 +2,8 @@ package dev.varve.storage.checkpoint;
 
 import java.io.BufferedWriter;
 import java.io.File;
+import dev.varve.storage.DiskFaults;
+
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
@@ -66,6 +68,7 @@ public final class CheckpointFile<T> {
      */
     public synchronized void write(Collection<T> entries, boolean sync) throws IOException {
         Path tmp = path.resolveSibling(path.getFileName() + ".tmp");
+        DiskFaults.check(DiskFaults.Op.CREATE, tmp);
         try (FileOutputStream out = new FileOutputStream(tmp.toFile());
              BufferedWriter writer = new BufferedWriter(new OutputStreamWriter(out, StandardCharsets.UTF_8))) {
             writer.write(Integer.toString(VERSION));
@@ -78,9 +81,11 @@ public final class CheckpointFile<T> {
             }
             writer.flush();
             if (sync) {
+                DiskFaults.check(DiskFaults.Op.FSYNC, tmp);
                 out.getFD().sync();
             }
         }
+        DiskFaults.check(DiskFaults.Op.RENAME, path);
         try {
             Files.move(tmp, path, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
         } catch (AtomicMoveNotSupportedException e) {
@@ -94,6 +99,7 @@ public final class CheckpointFile<T> {
     /** Makes the last {@link #write(Collection, boolean)} durable. */
     public synchronized void fsync() throws IOException {
         try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            DiskFaults.check(DiskFaults.Op.FSYNC, path);
             channel.force(true);
         } catch (NoSuchFileException e) {
             return;
@@ -146,6 +152,7 @@ public final class CheckpointFile<T> {
         if (dir == null) {
             return;
         }
+        DiskFaults.check(DiskFaults.Op.DIRECTORY_FSYNC, dir);
         try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
             channel.force(true);
         } catch (IOException e) {

@@ -3,6 +3,8 @@ package dev.varve.storage.index;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.common.utils.internals.ByteBufferUnmapper;
 
+import dev.varve.storage.DiskFaults;
+
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -227,6 +229,7 @@ public abstract class AbstractIndex implements AutoCloseable {
         }
         // fsync of the file also writes back pages dirtied through a (current or past) mapping.
         try (FileChannel channel = FileChannel.open(file.toPath(), StandardOpenOption.WRITE)) {
+            DiskFaults.check(DiskFaults.Op.FSYNC, file.toPath());
             channel.force(true);
         }
         dirty = false;
@@ -235,6 +238,7 @@ public abstract class AbstractIndex implements AutoCloseable {
     /** Creates the (empty) file of a new index that was never written. */
     private void materialize() throws IOException {
         if (absent && !deleted) {
+            DiskFaults.check(DiskFaults.Op.CREATE, file.toPath());
             Files.newByteChannel(file.toPath(), StandardOpenOption.CREATE, StandardOpenOption.WRITE).close();
             absent = false;
             dirty = true;
@@ -256,6 +260,7 @@ public abstract class AbstractIndex implements AutoCloseable {
         if (newLength == fileLength) {
             return;
         }
+        DiskFaults.check(DiskFaults.Op.TRUNCATE, file.toPath());
         absent = false;
         unmapQuietly();
         try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
@@ -315,6 +320,7 @@ public abstract class AbstractIndex implements AutoCloseable {
 
     public synchronized void renameTo(File target) throws IOException {
         if (!absent && file.exists()) {
+            DiskFaults.check(DiskFaults.Op.RENAME, target.toPath());
             Files.move(file.toPath(), target.toPath(), StandardCopyOption.ATOMIC_MOVE);
         }
         file = target;
