@@ -117,17 +117,6 @@ final class LogLoader {
             segments.add(LogSegment.open(dir, base, config, nowMs));
         }
 
-        // Segments wholly below the log start offset are leftovers of a deletion that did not finish
-        // (its rename to .deleted failed, or the process died first): unreadable, and a false hole
-        // before the first live segment if kept.
-        List<Long> bases = segments.baseOffsets();
-        for (int i = 0; i + 1 < bases.size() && bases.get(i + 1) <= checkpoints.logStartOffset(); i++) {
-            LogSegment leftover = segments.get(bases.get(i));
-            LOG.info("{}: deleting {}, wholly below the log start offset {}", tp, leftover, checkpoints.logStartOffset());
-            segments.remove(leftover.baseOffset());
-            leftover.deleteIfExists();
-        }
-
         long recoveryPoint = checkpoints.recoveryPoint();
         SegmentRecovery recovery = new SegmentRecovery();
         LeaderEpochCache cache = epochCache;
@@ -135,7 +124,8 @@ final class LogLoader {
         if (!checkpoints.cleanShutdown() || verifyAll) {
             // After a clean shutdown everything was flushed: nothing is past the recovery point.
             long flushedBelow = checkpoints.cleanShutdown() ? Long.MAX_VALUE : recoveryPoint;
-            RecoveryResult result = recoverSegments(tp, segments, flushedBelow, verifyAll, recovery, cache);
+            RecoveryResult result = recoverSegments(tp, segments, flushedBelow, checkpoints.logStartOffset(), verifyAll, recovery,
+                    cache);
             recoveryPoint = result.recoveryPoint();
             damaged = result.damaged();
         } else {
@@ -259,8 +249,9 @@ final class LogLoader {
      * whose indexes look wrong are recovered. Bytes cut from a segment below the recovery point are
      * damage at rest (reported in the result): the segments after it are removed like after any hole.
      */
-    private static RecoveryResult recoverSegments(TopicPartition tp, LogSegments segments, long recoveryPoint, boolean verifyAll,
-                                                  SegmentRecovery recovery, LeaderEpochCache cache) throws IOException {
+    private static RecoveryResult recoverSegments(TopicPartition tp, LogSegments segments, long recoveryPoint, long logStartOffset,
+                                                  boolean verifyAll, SegmentRecovery recovery, LeaderEpochCache cache)
+            throws IOException {
         List<LogSegment> all = new ArrayList<>(segments.all());
         boolean truncatedAHole = false;
         boolean damaged = false;
@@ -273,6 +264,11 @@ final class LogLoader {
                 continue;
             }
             long next = i + 1 < all.size() ? all.get(i + 1).baseOffset() : Long.MAX_VALUE;
+            if (next <= logStartOffset) {
+                // Wholly below the log start: never read again (retention deletes it). It may also be the
+                // leftover of a deletion whose rename failed, with a hole after it that means nothing.
+                continue;
+            }
             boolean unflushed = next > recoveryPoint;
             if (!unflushed) {
                 if (verifyAll) {

@@ -281,10 +281,17 @@ class DiskFailureProperties {
         }
     }
 
-    /** Each segment ends exactly where the next begins (no hole, no overlap). */
+    /**
+     * Each segment ends exactly where the next begins (no hole, no overlap), from the log start on
+     * (segments wholly below it, such as the leftover of a deletion whose rename failed, are never
+     * read again and go with the next retention pass).
+     */
     private static void assertContiguous(PartitionLog log) {
         List<LogSegment> all = new ArrayList<>(log.segments().all());
         for (int i = 0; i + 1 < all.size(); i++) {
+            if (all.get(i + 1).baseOffset() <= log.logStartOffset()) {
+                continue;
+            }
             assertThat(all.get(i).readNextOffset()).as("end of %s", all.get(i)).isEqualTo(all.get(i + 1).baseOffset());
         }
     }
