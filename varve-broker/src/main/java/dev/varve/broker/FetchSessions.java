@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.IntSupplier;
 
 /**
  * Incremental fetch sessions (KIP-227): a client (a consumer or a follower) that fetches the same
@@ -34,7 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * kind gets FETCH_SESSION_TOPIC_ID_ERROR.
  *
  * <p>The cache holds at most {@code max.incremental.fetch.session.cache.slots} sessions. When it is
- * full, a new session takes the slot of one idle for longer than {@link #MIN_EVICTION_MS}, or a
+ * full, a new session takes the slot of one idle for longer than the eviction time ({@link #MIN_EVICTION_MS}
+ * unless given), or a
  * follower's new session takes the least recently used consumer session's slot (replication comes
  * first, as in Kafka); otherwise the client keeps fetching without a session.
  *
@@ -47,6 +49,9 @@ public final class FetchSessions {
 
     private final int maxSlots;
     private final Time time;
+    private final long minEvictionMs;
+    /** Where new session ids come from (positive ints; a taken or non-positive one is drawn again). */
+    private final IntSupplier sessionIds;
     private final LinkedHashMap<Integer, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
     private long created;
     private long evicted;
@@ -54,8 +59,22 @@ public final class FetchSessions {
     private final java.util.concurrent.atomic.AtomicLong omittedPartitions = new java.util.concurrent.atomic.AtomicLong();
 
     public FetchSessions(int maxSlots, Time time) {
+        this(maxSlots, time, MIN_EVICTION_MS, () -> ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE));
+    }
+
+    /**
+     * A cache with its own eviction time and session ids: the replication simulation draws ids from its
+     * seeded random (a seed must replay exactly, and ThreadLocalRandom differs per run) and scales the
+     * eviction time down to its seconds-long histories.
+     *
+     * @param minEvictionMs a session idle for longer than this may lose its slot to a new one
+     * @param sessionIds    new session ids (positive)
+     */
+    public FetchSessions(int maxSlots, Time time, long minEvictionMs, IntSupplier sessionIds) {
         this.maxSlots = maxSlots;
         this.time = time;
+        this.minEvictionMs = minEvictionMs;
+        this.sessionIds = sessionIds;
     }
 
     /** What one partition of a session last asked for and was last told. */
@@ -210,8 +229,8 @@ public final class FetchSessions {
         }
         int id;
         do {
-            id = ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE);
-        } while (sessions.containsKey(id));
+            id = sessionIds.getAsInt();
+        } while (id <= 0 || sessions.containsKey(id));
         Session s = new Session(id, follower, usesTopicIds, now);
         sessions.put(id, s);
         created++;
@@ -222,7 +241,7 @@ public final class FetchSessions {
     private boolean evictOne(boolean follower, long now) {
         Session victim = null;
         for (Session s : sessions.values()) { // least recently used first
-            if (now - s.lastUsedMs > MIN_EVICTION_MS) {
+            if (now - s.lastUsedMs > minEvictionMs) {
                 victim = s;
                 break;
             }
