@@ -87,6 +87,20 @@ public final class FetchSessions {
         Cached(FetchRequestData.FetchPartition request) {
             this.request = request;
         }
+
+        /**
+         * Nothing is known to have reached the client: the next answer carries the partition. After a
+         * diverging-epoch answer, whose high watermark, log start and last stable offset a follower does
+         * not take (it truncates first, and the log below the truncation point may still differ from the
+         * leader's). Remembering them as sent would leave an idle follower with its old high watermark
+         * until the leader's moves again (found by the replication simulation: a follower restarted with
+         * an old HW checkpoint, truncated on its first fetch, never learned the HW of an idle partition).
+         */
+        void forgetAnswered() {
+            highWatermark = Long.MIN_VALUE;
+            lastStableOffset = Long.MIN_VALUE;
+            logStartOffset = Long.MIN_VALUE;
+        }
     }
 
     private record Key(Uuid topicId, String topic, int partition) {
@@ -329,9 +343,13 @@ public final class FetchSessions {
                         Cached c = session.partitions.get(key(session.usesTopicIds, t.topicId(), t.topic(), p.partitionIndex()));
                         boolean respond = fullFetch || mustRespond(c, p);
                         if (c != null && respond) {
-                            c.highWatermark = p.highWatermark();
-                            c.lastStableOffset = p.lastStableOffset();
-                            c.logStartOffset = p.logStartOffset();
+                            if (isDiverging(p)) {
+                                c.forgetAnswered();
+                            } else {
+                                c.highWatermark = p.highWatermark();
+                                c.lastStableOffset = p.lastStableOffset();
+                                c.logStartOffset = p.logStartOffset();
+                            }
                         }
                         if (respond) {
                             changed.add(p);
@@ -358,6 +376,10 @@ public final class FetchSessions {
         }
     }
 
+    private static boolean isDiverging(FetchResponseData.PartitionData p) {
+        return p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0;
+    }
+
     /** Whether an incremental response must carry the partition (Kafka's rule). */
     private static boolean mustRespond(Cached c, FetchResponseData.PartitionData p) {
         if (c == null || p.errorCode() != Errors.NONE.code()) {
@@ -366,7 +388,7 @@ public final class FetchSessions {
         if (p.records() != null && p.records().sizeInBytes() > 0) {
             return true;
         }
-        if (p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0) {
+        if (isDiverging(p)) {
             return true;
         }
         return p.highWatermark() != c.highWatermark || p.lastStableOffset() != c.lastStableOffset

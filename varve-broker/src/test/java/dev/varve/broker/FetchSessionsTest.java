@@ -88,6 +88,27 @@ class FetchSessionsTest {
         assertThat(sessions.omittedPartitions()).isEqualTo(1);
     }
 
+    /**
+     * A follower does not take the high watermark of a diverging-epoch answer (it truncates first), so the
+     * session must not count it as sent: the next answer carries the partition again, high watermark
+     * unchanged or not. Found by the replication simulation: a follower restarted from an old HW
+     * checkpoint, truncated on its first fetch of an idle partition and never learned the HW.
+     */
+    @Test
+    void theHighWatermarkOfADivergingAnswerIsSentAgain() {
+        FetchSessions sessions = new FetchSessions(10, time);
+        int id = answer(sessions.newContext(request(0, 0, 0, 1), VERSION, true), p -> hw(20)).sessionId();
+        FetchResponseData diverging = answer(sessions.newContext(request(id, 1), VERSION, true), p -> p == 0
+                ? hw(20).setDivergingEpoch(new FetchResponseData.EpochEndOffset().setEpoch(2).setEndOffset(8)) : hw(20));
+        assertThat(answered(diverging)).containsExactly(0);
+        // the follower truncated to 8 and fetches from there; the leader's HW is still 20, nothing else is new
+        FetchResponseData after = answer(sessions.newContext(request(id, 2, 0), VERSION, true), p -> hw(20));
+        assertThat(answered(after)).containsExactly(0);
+        assertThat(after.responses().get(0).partitions().get(0).highWatermark()).isEqualTo(20);
+        // now it was sent: left out again until something changes
+        assertThat(answered(answer(sessions.newContext(request(id, 3), VERSION, true), p -> hw(20)))).isEmpty();
+    }
+
     @Test
     void sessionIdsComeFromTheGivenSourceAndTheEvictionTimeIsTheGivenOne() {
         int[] next = {0, -5, 42, 42, 43, 44}; // non-positive and taken ids are drawn again
