@@ -14,7 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * for example:
  * <pre>
  *   ./mvnw -o -q -pl varve-broker -am test -Dtest=ReplicationReplay -Dsurefire.failIfNoSpecifiedTests=false \
- *       -Dvarve.sim.seed=-4242 -Dvarve.sim.minIsr=2 -Dvarve.sim.events=3000
+ *       -Dvarve.sim.seed=-4242 -Dvarve.sim.minIsr=2 -Dvarve.sim.events=3000 -Dvarve.sim.partitions=3
  * </pre>
  * Optional: {@code -Dvarve.sim.policy=HIGH_WATERMARK}, {@code -Dvarve.sim.hwIgnoresIsr=true},
  * {@code -Dvarve.sim.unclean=true} (the mutants). The same seed and options give the same trace, event
@@ -60,7 +60,8 @@ class ReplicationReplay {
     static ReplicationSimulation.Options fromProperties() {
         ReplicationSimulation.Options o = ReplicationSimulation.Options.defaults(Integer.getInteger("varve.sim.minIsr", 2))
                 .withEvents(Integer.getInteger("varve.sim.events", ReplicationProperties.EVENTS))
-                .withPolicy(ReplicationSimulation.TruncationPolicy.valueOf(System.getProperty("varve.sim.policy", "LEADER_EPOCH")));
+                .withPolicy(ReplicationSimulation.TruncationPolicy.valueOf(System.getProperty("varve.sim.policy", "LEADER_EPOCH")))
+                .withPartitions(Integer.getInteger("varve.sim.partitions", 3));
         if (Boolean.getBoolean("varve.sim.hwIgnoresIsr")) {
             o = o.withHwIgnoringIsr();
         }
