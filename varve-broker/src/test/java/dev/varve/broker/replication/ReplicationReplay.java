@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  *       -Dvarve.sim.seed=-4242 -Dvarve.sim.minIsr=2 -Dvarve.sim.events=3000 -Dvarve.sim.partitions=3
  * </pre>
  * Optional: {@code -Dvarve.sim.policy=HIGH_WATERMARK}, {@code -Dvarve.sim.hwIgnoresIsr=true},
- * {@code -Dvarve.sim.unclean=true} (the mutants). The same seed and options give the same trace, event
+ * {@code -Dvarve.sim.unclean=true}, {@code -Dvarve.sim.hwOnlyAnswersDropped=true} (the mutants). The same seed and options give the same trace, event
  * for event; the trace hash printed at the end tells two runs apart. {@code -Dvarve.sim.soak=N} (with
  * {@code -Dvarve.sim.from=S}) runs N seeds instead, for a longer search than the CI properties.
  */
@@ -67,6 +67,9 @@ class ReplicationReplay {
         }
         if (Boolean.getBoolean("varve.sim.unclean")) {
             o = o.withUncleanElection();
+        }
+        if (Boolean.getBoolean("varve.sim.hwOnlyAnswersDropped")) {
+            o = o.withHwOnlyAnswersDropped();
         }
         return o;
     }

@@ -109,32 +109,38 @@ final class ReplicationSimulation {
      * @param faultIntervalMs      mean time between faults (crashes, partitions, shutdowns, elections), times
      *                             1, 2, 4 or 8 as the seed decides
      * @param partitions           partitions of the topic, each on all three brokers (1 is the single-partition simulation)
+     * @param hwOnlyAnswersDropped mutant: incremental fetch answers lose the partitions whose only news is the HW
      */
     record Options(int minInsyncReplicas, long replicaLagTimeMaxMs, TruncationPolicy policy, int maxFetchBatches,
                    boolean hwIgnoresIsr, boolean uncleanElection, int events, double dropRate, int flushIntervalMs,
-                   long brokerSessionTimeoutMs, int faultIntervalMs, int partitions) {
+                   long brokerSessionTimeoutMs, int faultIntervalMs, int partitions, boolean hwOnlyAnswersDropped) {
         static Options defaults(int minIsr) {
-            return new Options(minIsr, 100, TruncationPolicy.LEADER_EPOCH, 10, false, false, 3_000, 0.02, 60, 250, 60, 3);
+            return new Options(minIsr, 100, TruncationPolicy.LEADER_EPOCH, 10, false, false, 3_000, 0.02, 60, 250, 60, 3, false);
         }
 
         Options withPolicy(TruncationPolicy p) {
             return new Options(minInsyncReplicas, replicaLagTimeMaxMs, p, maxFetchBatches, hwIgnoresIsr, uncleanElection, events,
-                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions);
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions, hwOnlyAnswersDropped);
         }
 
         Options withHwIgnoringIsr() {
             return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, true, uncleanElection, events,
-                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions);
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions, hwOnlyAnswersDropped);
         }
 
         Options withUncleanElection() {
             return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, true, events,
-                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions);
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions, hwOnlyAnswersDropped);
+        }
+
+        Options withHwOnlyAnswersDropped() {
+            return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, uncleanElection, events,
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions, true);
         }
 
         Options withEvents(int n) {
             return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, uncleanElection, n,
-                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions);
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, partitions, hwOnlyAnswersDropped);
         }
 
         Options withPartitions(int n) {
@@ -142,7 +148,7 @@ final class ReplicationSimulation {
                 throw new IllegalArgumentException("partitions " + n);
             }
             return new Options(minInsyncReplicas, replicaLagTimeMaxMs, policy, maxFetchBatches, hwIgnoresIsr, uncleanElection, events,
-                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, n);
+                    dropRate, flushIntervalMs, brokerSessionTimeoutMs, faultIntervalMs, n, hwOnlyAnswersDropped);
         }
 
         /** The system properties that replay these options ({@link ReplicationReplay}). */
@@ -150,7 +156,8 @@ final class ReplicationSimulation {
             return "-Dvarve.sim.minIsr=" + minInsyncReplicas + " -Dvarve.sim.events=" + events + " -Dvarve.sim.partitions=" + partitions
                     + (policy != TruncationPolicy.LEADER_EPOCH ? " -Dvarve.sim.policy=" + policy : "")
                     + (hwIgnoresIsr ? " -Dvarve.sim.hwIgnoresIsr=true" : "")
-                    + (uncleanElection ? " -Dvarve.sim.unclean=true" : "");
+                    + (uncleanElection ? " -Dvarve.sim.unclean=true" : "")
+                    + (hwOnlyAnswersDropped ? " -Dvarve.sim.hwOnlyAnswersDropped=true" : "");
         }
     }
 

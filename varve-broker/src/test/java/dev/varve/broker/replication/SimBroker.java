@@ -16,6 +16,7 @@ import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.FetchResponse;
 
 import java.util.ArrayList;
 import java.util.Collection;
@@ -607,7 +608,23 @@ final class SimBroker {
             }
             full.responses().add(tr);
         }
-        reply.accept(new SimFetcher.Answer(context.finish(full), leaderOffsets));
+        FetchResponseData answer = context.finish(full);
+        if (options.hwOnlyAnswersDropped() && request.sessionEpoch() > 0 && answer.sessionId() != 0) {
+            dropHighWatermarkOnlyAnswers(answer);
+        }
+        reply.accept(new SimFetcher.Answer(answer, leaderOffsets));
+    }
+
+    /**
+     * The mutant: an incremental answer loses every partition whose only news is the high watermark (or
+     * the log start) — a broken mustRespond that looks at records, errors and divergence only. The session
+     * has already noted the new HW as sent, so it is not sent again until it moves again.
+     */
+    private static void dropHighWatermarkOnlyAnswers(FetchResponseData answer) {
+        for (FetchResponseData.FetchableTopicResponse t : answer.responses()) {
+            t.partitions().removeIf(p -> p.errorCode() == Errors.NONE.code() && !FetchResponse.isDivergingEpoch(p)
+                    && (p.records() == null || p.records().sizeInBytes() == 0));
+        }
     }
 
     /**
