@@ -13,7 +13,6 @@ import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.utils.internals.LogContext;
 import dev.varve.storage.LeaderEpochCache.EpochEndOffset;
 
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
