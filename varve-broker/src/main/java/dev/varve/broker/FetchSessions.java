@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.IntSupplier;
 
 /**
  * Incremental fetch sessions (KIP-227): a client (a consumer or a follower) that fetches the same
@@ -34,7 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * kind gets FETCH_SESSION_TOPIC_ID_ERROR.
  *
  * <p>The cache holds at most {@code max.incremental.fetch.session.cache.slots} sessions. When it is
- * full, a new session takes the slot of one idle for longer than {@link #MIN_EVICTION_MS}, or a
+ * full, a new session takes the slot of one idle for longer than the eviction time ({@link #MIN_EVICTION_MS}
+ * unless given), or a
  * follower's new session takes the least recently used consumer session's slot (replication comes
  * first, as in Kafka); otherwise the client keeps fetching without a session.
  *
@@ -47,6 +49,9 @@ public final class FetchSessions {
 
     private final int maxSlots;
     private final Time time;
+    private final long minEvictionMs;
+    /** Where new session ids come from (positive ints; a taken or non-positive one is drawn again). */
+    private final IntSupplier sessionIds;
     private final LinkedHashMap<Integer, Session> sessions = new LinkedHashMap<>(16, 0.75f, true);
     private long created;
     private long evicted;
@@ -54,8 +59,22 @@ public final class FetchSessions {
     private final java.util.concurrent.atomic.AtomicLong omittedPartitions = new java.util.concurrent.atomic.AtomicLong();
 
     public FetchSessions(int maxSlots, Time time) {
+        this(maxSlots, time, MIN_EVICTION_MS, () -> ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE));
+    }
+
+    /**
+     * A cache with its own eviction time and session ids: the replication simulation draws ids from its
+     * seeded random (a seed must replay exactly, and ThreadLocalRandom differs per run) and scales the
+     * eviction time down to its seconds-long histories.
+     *
+     * @param minEvictionMs a session idle for longer than this may lose its slot to a new one
+     * @param sessionIds    new session ids (positive)
+     */
+    public FetchSessions(int maxSlots, Time time, long minEvictionMs, IntSupplier sessionIds) {
         this.maxSlots = maxSlots;
         this.time = time;
+        this.minEvictionMs = minEvictionMs;
+        this.sessionIds = sessionIds;
     }
 
     /** What one partition of a session last asked for and was last told. */
@@ -67,6 +86,20 @@ public final class FetchSessions {
 
         Cached(FetchRequestData.FetchPartition request) {
             this.request = request;
+        }
+
+        /**
+         * Nothing is known to have reached the client: the next answer carries the partition. After a
+         * diverging-epoch answer, whose high watermark, log start and last stable offset a follower does
+         * not take (it truncates first, and the log below the truncation point may still differ from the
+         * leader's). Remembering them as sent would leave an idle follower with its old high watermark
+         * until the leader's moves again (found by the replication simulation: a follower restarted with
+         * an old HW checkpoint, truncated on its first fetch, never learned the HW of an idle partition).
+         */
+        void forgetAnswered() {
+            highWatermark = Long.MIN_VALUE;
+            lastStableOffset = Long.MIN_VALUE;
+            logStartOffset = Long.MIN_VALUE;
         }
     }
 
@@ -210,8 +243,8 @@ public final class FetchSessions {
         }
         int id;
         do {
-            id = ThreadLocalRandom.current().nextInt(1, Integer.MAX_VALUE);
-        } while (sessions.containsKey(id));
+            id = sessionIds.getAsInt();
+        } while (id <= 0 || sessions.containsKey(id));
         Session s = new Session(id, follower, usesTopicIds, now);
         sessions.put(id, s);
         created++;
@@ -222,7 +255,7 @@ public final class FetchSessions {
     private boolean evictOne(boolean follower, long now) {
         Session victim = null;
         for (Session s : sessions.values()) { // least recently used first
-            if (now - s.lastUsedMs > MIN_EVICTION_MS) {
+            if (now - s.lastUsedMs > minEvictionMs) {
                 victim = s;
                 break;
             }
@@ -310,9 +343,13 @@ public final class FetchSessions {
                         Cached c = session.partitions.get(key(session.usesTopicIds, t.topicId(), t.topic(), p.partitionIndex()));
                         boolean respond = fullFetch || mustRespond(c, p);
                         if (c != null && respond) {
-                            c.highWatermark = p.highWatermark();
-                            c.lastStableOffset = p.lastStableOffset();
-                            c.logStartOffset = p.logStartOffset();
+                            if (isDiverging(p)) {
+                                c.forgetAnswered();
+                            } else {
+                                c.highWatermark = p.highWatermark();
+                                c.lastStableOffset = p.lastStableOffset();
+                                c.logStartOffset = p.logStartOffset();
+                            }
                         }
                         if (respond) {
                             changed.add(p);
@@ -339,6 +376,10 @@ public final class FetchSessions {
         }
     }
 
+    private static boolean isDiverging(FetchResponseData.PartitionData p) {
+        return p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0;
+    }
+
     /** Whether an incremental response must carry the partition (Kafka's rule). */
     private static boolean mustRespond(Cached c, FetchResponseData.PartitionData p) {
         if (c == null || p.errorCode() != Errors.NONE.code()) {
@@ -347,7 +388,7 @@ public final class FetchSessions {
         if (p.records() != null && p.records().sizeInBytes() > 0) {
             return true;
         }
-        if (p.divergingEpoch() != null && p.divergingEpoch().epoch() >= 0) {
+        if (isDiverging(p)) {
             return true;
         }
         return p.highWatermark() != c.highWatermark || p.lastStableOffset() != c.lastStableOffset

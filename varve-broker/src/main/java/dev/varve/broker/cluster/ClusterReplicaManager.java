@@ -6,6 +6,7 @@ import dev.varve.broker.replication.AckStatus;
 import dev.varve.broker.replication.EpochFencing;
 import dev.varve.broker.replication.IsrChangeProposal;
 import dev.varve.broker.replication.PartitionReplica;
+import dev.varve.broker.replication.ReplicaDelta;
 import dev.varve.metadata.BrokerRegistration;
 import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.MetadataRecord;
@@ -117,10 +118,6 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
     // ---------------------------------------------------------------- metadata
 
-    /** One partition assigned here whose state changed in a delta. */
-    private record Change(TopicPartition tp, Uuid topicId, PartitionState state) {
-    }
-
     /** What one delta did here, for its summary line. */
     private static final class DeltaStats {
         int led;
@@ -134,14 +131,20 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     private final Set<TopicPartition> failedTransitions = new HashSet<>();
     /** Metadata thread only: the brokers that were not eligible in the last image. */
     private Set<Integer> lastIneligible = Set.of();
+    /** The partitions held here, as the delta walk asks about them. */
+    private final ReplicaDelta.Held held = new ReplicaDelta.Held() {
+        @Override
+        public Uuid topicId(TopicPartition tp) {
+            Partition p = partitions.get(tp);
+            return p == null ? null : p.topicId;
+        }
 
-    /**
-     * Applies one metadata delta (the change from {@code previous} to {@code next}, which may span many
-     * entries) in one pass: only topics and partitions whose state object changed are looked at (the
-     * image shares unchanged ones), missing logs are created, fetchers are stopped once
-     * before and started once after all transitions, and one line summarises the delta (each partition's
-     * transition is logged at DEBUG).
-     */
+        @Override
+        public Collection<TopicPartition> partitions() {
+            return List.copyOf(partitions.keySet());
+        }
+    };
+
     /** The image metadata answers show; may run ahead of the one the replicas have applied. */
     public void publishImage(MetadataImage next) {
         if (next.offset() >= image.offset()) {
@@ -149,6 +152,13 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
     }
 
+    /**
+     * Applies one metadata delta (the change from {@code previous} to {@code next}, which may span many
+     * entries) in one pass: only topics and partitions whose state object changed are looked at
+     * ({@link ReplicaDelta}: the image shares unchanged ones), missing logs are created, fetchers are stopped once
+     * before and started once after all transitions, and one line summarises the delta (each partition's
+     * transition is logged at DEBUG).
+     */
     @Override
     public void onImage(MetadataImage previous, MetadataImage next) {
         publishImage(next);
@@ -157,24 +167,22 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
         long startNs = System.nanoTime();
         DeltaStats stats = new DeltaStats();
-        Set<Integer> ineligible = new HashSet<>();
-        for (BrokerRegistration b : next.brokers().values()) {
-            if (!b.isEligible()) {
-                ineligible.add(b.id());
-            }
-        }
+        // 1. What changed here (ReplicaDelta, the walk the simulation runs too): partitions assigned here whose
+        //    state changed, and held partitions no longer assigned here (topic deleted, replica moved away,
+        //    topic re-created). The latter stop first.
+        ReplicaDelta delta = ReplicaDelta.between(previous, next, localId, held);
+        Set<Integer> ineligible = delta.ineligible();
         boolean eligibilityChanged = !ineligible.equals(lastIneligible);
         lastIneligible = ineligible;
         boolean configsChanged = !previous.allConfigs().equals(next.allConfigs());
 
-        // 1. What changed here: partitions assigned here whose state changed, and held partitions no longer
-        //    assigned here (topic deleted, replica moved away, topic re-created). The latter stop first.
-        Map<TopicPartition, Change> changes = new java.util.LinkedHashMap<>();
-        List<Partition> gone = new ArrayList<>();
-        diff(previous, next, changes, gone);
-        for (Partition p : gone) {
-            stop(p, true);
-            stats.stopped++;
+        Map<TopicPartition, ReplicaDelta.Change> changes = new java.util.LinkedHashMap<>(delta.changes());
+        for (TopicPartition tp : delta.gone()) {
+            Partition p = partitions.get(tp);
+            if (p != null) {
+                stop(p, true);
+                stats.stopped++;
+            }
         }
 
         // 2. Partitions whose last transition failed are tried again.
@@ -182,7 +190,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             next.topic(tp.topic()).ifPresent(t -> {
                 PartitionState state = t.partition(tp.partition());
                 if (state != null && state.replicas().contains(localId)) {
-                    changes.putIfAbsent(tp, new Change(tp, t.id(), state));
+                    changes.putIfAbsent(tp, new ReplicaDelta.Change(tp, t.id(), state));
                 }
             });
         }
@@ -190,8 +198,8 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
         // 3. Logs for partitions new here: a topic of thousands of partitions is thousands of directories
         //    and files, none of them fsynced on this path.
-        List<Change> fresh = new ArrayList<>();
-        for (Change c : changes.values()) {
+        List<ReplicaDelta.Change> fresh = new ArrayList<>();
+        for (ReplicaDelta.Change c : changes.values()) {
             Partition p = partitions.get(c.tp());
             if (p != null && !p.topicId.equals(c.topicId())) {
                 stop(p, true); // a topic re-created under the same name
@@ -207,7 +215,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         // 4. Fetchers of every partition that changes role, leader or epoch stop first, all at once: no
         //    fetcher appends to a partition after it became leader.
         List<TopicPartition> unfollow = new ArrayList<>();
-        for (Change c : changes.values()) {
+        for (ReplicaDelta.Change c : changes.values()) {
             Partition p = partitions.get(c.tp());
             if (p != null && needsFetcherStop(p, c.state())) {
                 unfollow.add(c.tp());
@@ -219,7 +227,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
         // 5. The transitions themselves: in memory, partition by partition.
         Map<ReplicaFetcherManager.Leader, List<ReplicaFetcherManager.FollowerPartition>> follow = new HashMap<>();
-        for (Change c : changes.values()) {
+        for (ReplicaDelta.Change c : changes.values()) {
             Partition p = partitions.get(c.tp());
             if (p == null) {
                 stats.failed++;
@@ -257,65 +265,13 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /**
-     * Walks only the topics whose image changed (unchanged ones are the same object) and, in them, the
-     * partitions whose state object changed: assigned here now → {@code changes}; assigned here before
-     * but not now, and held → {@code gone}. With no previous image (the first one), every held partition
-     * is checked against {@code next} instead.
-     */
-    private void diff(MetadataImage previous, MetadataImage next, Map<TopicPartition, Change> changes, List<Partition> gone) {
-        for (TopicImage after : next.topicsById().values()) {
-            TopicImage before = previous.topicsById().get(after.id());
-            if (before != after) {
-                diffTopic(before, after, changes, gone);
-            }
-        }
-        for (TopicImage before : previous.topicsById().values()) {
-            if (!next.topicsById().containsKey(before.id())) {
-                diffTopic(before, null, changes, gone);
-            }
-        }
-        if (previous.offset() < 0) {
-            for (Partition p : partitions.values()) {
-                TopicImage t = next.topicsById().get(p.topicId);
-                PartitionState state = t == null ? null : t.partition(p.tp.partition());
-                if (state == null || !state.replicas().contains(localId)) {
-                    gone.add(p);
-                }
-            }
-        }
-    }
-
-    /** One topic of {@link #diff}; {@code before} or {@code after} is null when the topic is new or deleted. */
-    private void diffTopic(TopicImage before, TopicImage after, Map<TopicPartition, Change> changes, List<Partition> gone) {
-        TopicImage named = after != null ? after : before;
-        int count = Math.max(before == null ? 0 : before.partitionCount(), after == null ? 0 : after.partitionCount());
-        for (int i = 0; i < count; i++) {
-            PartitionState was = before == null ? null : before.partition(i);
-            PartitionState now = after == null ? null : after.partition(i);
-            if (now == was) {
-                continue;
-            }
-            boolean hereNow = now != null && now.replicas().contains(localId);
-            TopicPartition tp = new TopicPartition(named.name(), i);
-            if (hereNow) {
-                changes.put(tp, new Change(tp, after.id(), now));
-            } else if (was != null && was.replicas().contains(localId)) {
-                Partition p = partitions.get(tp);
-                if (p != null && p.topicId.equals(before.id())) {
-                    gone.add(p);
-                }
-            }
-        }
-    }
-
-    /**
      * Opens (creating if needed) the logs of partitions new here, one after the other on this thread:
      * all of them are directories in the same parent, and creating entries of one directory from
      * several threads was measured to be slower (ext4 serialises them on the parent's lock; 2,000 new
      * logs took 9.8 s with two threads and 4.0 s with one, docs/benchmarks.md).
      */
-    private void createPartitions(List<Change> fresh, DeltaStats stats) {
-        for (Change c : fresh) {
+    private void createPartitions(List<ReplicaDelta.Change> fresh, DeltaStats stats) {
+        for (ReplicaDelta.Change c : fresh) {
             try {
                 Partition p = new Partition(c.tp(), c.topicId(), logFor(c.tp(), c.topicId()), localId, replicaLagTimeMaxMs);
                 partitions.put(c.tp(), p);

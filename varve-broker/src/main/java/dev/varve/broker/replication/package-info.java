@@ -9,6 +9,9 @@
  *       append, ISR changes and their answers) over a {@link dev.varve.broker.replication.ReplicaLog};
  *       {@link dev.varve.broker.replication.FollowerReplica}: the follower's handling of a fetch answer.
  *       The broker and the simulation run both;</li>
+ *   <li>{@link dev.varve.broker.replication.ReplicaDelta}: what one metadata delta means for a broker's
+ *       replicas (partitions assigned here whose state changed, held ones no longer assigned, ineligible
+ *       brokers), walked once per delta by the broker's replica manager and by the simulation;</li>
  *   <li>{@link dev.varve.broker.replication.LeaderState}: on the leader, the followers' fetch
  *       positions, the ISR with its in-flight AlterPartition change (the "maximal ISR", KIP-497), the
  *       high watermark, {@code min.insync.replicas} and {@code acks=all} status;</li>
@@ -23,8 +26,9 @@
  * <p>On a follower the high watermark is {@code min(leader's HW from the fetch response, own LEO)}; it
  * may go down once after a leader change (a new leader starts from the HW it knew), as in Kafka.
  *
- * <p>The seeded simulation in the tests ({@code ReplicationSimulation}) runs these same pieces over three
- * brokers with the real controller decisions, a lossy network and crashing disks, and checks the
- * safety invariants after every event.
+ * <p>The seeded simulation in the tests ({@code ReplicationSimulation}) runs these same pieces for a topic
+ * of several partitions on three brokers, with the real controller decisions, the broker's fetch session
+ * cache and Kafka's fetch session handler, a lossy network and crashing disks, and checks the safety
+ * invariants of every partition after every event.
  */
 package dev.varve.broker.replication;

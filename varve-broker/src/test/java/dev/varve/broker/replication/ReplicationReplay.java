@@ -14,10 +14,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * for example:
  * <pre>
  *   ./mvnw -o -q -pl varve-broker -am test -Dtest=ReplicationReplay -Dsurefire.failIfNoSpecifiedTests=false \
- *       -Dvarve.sim.seed=-4242 -Dvarve.sim.minIsr=2 -Dvarve.sim.events=3000
+ *       -Dvarve.sim.seed=-4242 -Dvarve.sim.minIsr=2 -Dvarve.sim.events=3000 -Dvarve.sim.partitions=3
  * </pre>
  * Optional: {@code -Dvarve.sim.policy=HIGH_WATERMARK}, {@code -Dvarve.sim.hwIgnoresIsr=true},
- * {@code -Dvarve.sim.unclean=true} (the mutants). The same seed and options give the same trace, event
+ * {@code -Dvarve.sim.unclean=true}, {@code -Dvarve.sim.hwOnlyAnswersDropped=true} (the mutants). The same seed and options give the same trace, event
  * for event; the trace hash printed at the end tells two runs apart. {@code -Dvarve.sim.soak=N} (with
  * {@code -Dvarve.sim.from=S}) runs N seeds instead, for a longer search than the CI properties.
  */
@@ -60,12 +60,16 @@ class ReplicationReplay {
     static ReplicationSimulation.Options fromProperties() {
         ReplicationSimulation.Options o = ReplicationSimulation.Options.defaults(Integer.getInteger("varve.sim.minIsr", 2))
                 .withEvents(Integer.getInteger("varve.sim.events", ReplicationProperties.EVENTS))
-                .withPolicy(ReplicationSimulation.TruncationPolicy.valueOf(System.getProperty("varve.sim.policy", "LEADER_EPOCH")));
+                .withPolicy(ReplicationSimulation.TruncationPolicy.valueOf(System.getProperty("varve.sim.policy", "LEADER_EPOCH")))
+                .withPartitions(Integer.getInteger("varve.sim.partitions", 3));
         if (Boolean.getBoolean("varve.sim.hwIgnoresIsr")) {
             o = o.withHwIgnoringIsr();
         }
         if (Boolean.getBoolean("varve.sim.unclean")) {
             o = o.withUncleanElection();
+        }
+        if (Boolean.getBoolean("varve.sim.hwOnlyAnswersDropped")) {
+            o = o.withHwOnlyAnswersDropped();
         }
         return o;
     }

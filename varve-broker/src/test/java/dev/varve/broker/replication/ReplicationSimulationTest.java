@@ -9,13 +9,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Checks on the simulation itself: it really exercises leader changes, ISR changes, truncation and
- * faults; a seed replays exactly; and its invariants are strong enough to catch broken protocols
- * (mutants), which proves they can fail.
+ * faults, metadata deltas and AlterPartition requests of several partitions, incremental fetch sessions
+ * and their errors; a seed replays exactly; and its invariants are strong enough to catch broken
+ * protocols (mutants), which proves they can fail.
  */
 class ReplicationSimulationTest {
 
     @Test
-    void theSimulationExercisesLeaderChangesTruncationAndFaults() {
+    void theSimulationExercisesLeaderChangesTruncationFaultsBatchesAndFetchSessions() {
         int leaderChanges = 0;
         int belowHw = 0;
         int torn = 0;
@@ -24,6 +25,13 @@ class ReplicationSimulationTest {
         int cuts = 0;
         long committed = 0;
         long acked = 0;
+        int batchedDeltas = 0;
+        int batchedTransitions = 0;
+        int batchedAlterPartitions = 0;
+        long incremental = 0;
+        long omitted = 0;
+        long evicted = 0;
+        int sessionNotFound = 0;
         for (long seed = 0; seed < 40; seed++) {
             ReplicationSimulation sim = ReplicationSimulation.runAndHeal(seed,
                     ReplicationSimulation.Options.defaults(2).withEvents(ReplicationProperties.EVENTS));
@@ -33,8 +41,15 @@ class ReplicationSimulationTest {
             losses += sim.unflushedLosses;
             power += sim.powerFailures;
             cuts += sim.linkCuts;
-            committed += sim.invariants.committed.size();
+            committed += sim.invariants.committedCount();
             acked += sim.invariants.ackedCount();
+            batchedDeltas += sim.batchedDeltas;
+            batchedTransitions += sim.batchedTransitions;
+            batchedAlterPartitions += sim.batchedAlterPartitions;
+            incremental += sim.incrementalFetches();
+            omitted += sim.omittedPartitions();
+            evicted += sim.sessionEvictions();
+            sessionNotFound += sim.sessionNotFound;
         }
         assertThat(leaderChanges).isGreaterThan(100);
         assertThat(power).isGreaterThan(20);
@@ -45,6 +60,15 @@ class ReplicationSimulationTest {
         assertThat(acked).isGreaterThan(500);
         // With clean elections a follower never has to cut below its HW.
         assertThat(belowHw).isZero();
+        // One delta changes several partitions on a broker, and moves several of them (a failover, an election).
+        assertThat(batchedDeltas).isGreaterThan(200);
+        assertThat(batchedTransitions).isGreaterThan(100);
+        assertThat(batchedAlterPartitions).isGreaterThan(20);
+        // Incremental fetches that left partitions out; sessions evicted, and refused sessions recovered from.
+        assertThat(incremental).isGreaterThan(2_000);
+        assertThat(omitted).isGreaterThan(1_000);
+        assertThat(evicted).isGreaterThan(20);
+        assertThat(sessionNotFound).isGreaterThan(3);
     }
 
     @Test
@@ -64,7 +88,8 @@ class ReplicationSimulationTest {
     }
 
     /**
-     * Found by the simulation (this seed): the controller accepted a late copy of an AlterPartition the
+     * Found by the simulation (this seed, with one partition; its history has changed with the simulation
+     * since, and it stays as a long single-partition history): the controller accepted a late copy of an AlterPartition the
      * leader had already given up on (refused INELIGIBLE_REPLICA, replaced by a new proposal). The leader
      * state ignored that answer, but the broker (ClusterReplicaManager.onIsrAnswer; now PartitionReplica.onIsrAnswer, which the simulation runs)
      * took its partition epoch as known, so the metadata image with that epoch was never passed on and
@@ -73,8 +98,9 @@ class ReplicationSimulationTest {
      */
     @Test
     void aLateAnswerToASupersededAlterPartitionDoesNotStallTheIsr() {
-        ReplicationSimulation sim = ReplicationSimulation.runAndHeal(100_078, ReplicationSimulation.Options.defaults(2).withEvents(12_000));
-        assertThat(sim.controller.partition().isr()).hasSize(ReplicationSimulation.REPLICA_COUNT);
+        ReplicationSimulation sim = ReplicationSimulation.runAndHeal(100_078, ReplicationSimulation.Options.defaults(2).withPartitions(1)
+                .withEvents(12_000));
+        assertThat(sim.controller.partition(0).isr()).hasSize(ReplicationSimulation.REPLICA_COUNT);
     }
 
     /** The mutant: a new follower truncates to its high watermark, as before KIP-101. */
@@ -95,6 +121,16 @@ class ReplicationSimulationTest {
     void uncleanElectionsAreCaught() {
         assertCaught(ReplicationSimulation.Options.defaults(2).withUncleanElection(), "lacks committed records", "diverges",
                 "committed", "acknowledged");
+    }
+
+    /**
+     * The mutant: incremental fetch answers lose every partition whose only news is the high watermark
+     * (a broken mustRespond). Followers then never learn the last high watermark of an idle partition,
+     * and the replicas do not converge after healing.
+     */
+    @Test
+    void aFetchSessionThatDropsHighWatermarkOnlyAnswersIsCaught() {
+        assertCaught(ReplicationSimulation.Options.defaults(2).withHwOnlyAnswersDropped(), "no convergence");
     }
 
     private static void assertCaught(ReplicationSimulation.Options mutant, String... expected) {

@@ -1,72 +1,119 @@
 package dev.varve.broker.replication;
 
+import dev.varve.broker.FetchSessions;
+import dev.varve.broker.cluster.AlterPartitionBatcher;
+import dev.varve.broker.cluster.ControllerChannel;
 import dev.varve.metadata.BrokerRegistration;
 import dev.varve.metadata.ClusterControl;
 import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.PartitionState;
-import dev.varve.storage.LeaderEpochCache.EpochEndOffset;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import dev.varve.broker.cluster.AlterPartitionBatcher;
-import dev.varve.broker.cluster.ControllerChannel;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.message.AlterPartitionRequestData;
 import org.apache.kafka.common.message.AlterPartitionResponseData;
+import org.apache.kafka.common.message.FetchRequestData;
+import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.requests.FetchResponse;
 
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 
 /**
- * One broker as a simulation node, for the simulation's single partition: the process around the
- * broker's own replica code. Every replica decision is the production code's — the
- * {@link PartitionReplica} state machine {@code ClusterReplicaManager} runs per partition (metadata
- * transitions, appends, follower fetches, acks tied to the leader epoch of their append, ISR shrink
- * checks, AlterPartition answers), the {@link FollowerReplica} answer handling {@code ReplicaFetcherThread}
- * runs (records, divergence, out of range, errors), and the broker's {@link AlterPartitionBatcher} (one
- * request in flight, changes coalesced) — over a {@link SimLog}. What is here is what the real broker's
- * threads and sockets do around them:
+ * One broker as a simulation node, holding a replica of every partition of the simulation's topic: the
+ * process around the broker's own replica code. Every replica decision is the production code's — the
+ * {@link ReplicaDelta} walk {@code ClusterReplicaManager.onImage} makes over each metadata delta, the
+ * {@link PartitionReplica} state machine it runs per partition (metadata transitions, appends, follower
+ * fetches, acks tied to the leader epoch of their append, ISR shrink checks, AlterPartition answers), the
+ * {@link FollowerReplica} answer handling {@code ReplicaFetcherThread} runs (records, divergence, out of
+ * range, errors), the broker's {@link AlterPartitionBatcher} (one request in flight, changes of many
+ * partitions coalesced), Kafka's {@code FetchSessionHandler} on the follower side ({@link SimFetcher})
+ * and the broker's {@link FetchSessions} cache on the leader side — over one {@link SimLog} per
+ * partition. What is here is what the real broker's threads and sockets do around them:
  * <ul>
  *   <li>lifecycle (BrokerLifecycle): registration (retried; with the broker epoch of its last clean
  *       shutdown, if any), heartbeats (refused with STALE_BROKER_EPOCH: register again), controlled
  *       shutdown;</li>
- *   <li>metadata: applies images that include its own registration, newer than the last applied;</li>
- *   <li>the fetcher's loop: one fetch in flight, with {@code CurrentLeaderEpoch} and
- *       {@code LastFetchedEpoch}; a stale answer (another fetch, another leader epoch, the log moved) is
- *       ignored, a lost one times out; the ListOffsets round trip after OFFSET_OUT_OF_RANGE is folded
- *       into the answer;</li>
+ *   <li>metadata: applies images that include its own registration, newer than the last applied, as
+ *       {@code onImage} does: the delta walk, fetchers of partitions that change role, leader or epoch
+ *       stopped first, then every transition, then fetchers started once per leader; leaders whose state
+ *       did not change follow broker eligibility;</li>
+ *   <li>fetchers ({@link SimFetcher}, the ReplicaFetcherManager's threads): one per leader broker,
+ *       stopped when it loses its last partition;</li>
+ *   <li>serving followers' fetches (FetchHandler): the session context from {@link FetchSessions}, each
+ *       of its partitions through {@link PartitionReplica#followerFetch} and a read of whole batches, the
+ *       full answer turned into the one to send by the session;</li>
  *   <li>the controller channel: an AlterPartition request is resent until answered, and fails with
- *       REQUEST_TIMED_OUT after a few attempts (the batcher's change is then retried);</li>
+ *       REQUEST_TIMED_OUT after a few attempts (the batcher's changes are then retried);</li>
  *   <li>timers: ISR shrink checks, flushes.</li>
  * </ul>
  * Every callback checks the incarnation it was scheduled for: after a crash, old timers and answers do
- * nothing; a start builds a new replica and batcher, as a new process would.
+ * nothing; a start builds new replicas, fetchers, session cache and batcher, as a new process would.
+ * The logs are the disk: they survive.
  */
 final class SimBroker {
     private static final long HEARTBEAT_INTERVAL_MS = 50;
     private static final long REGISTRATION_RETRY_MS = 60;
-    private static final long FETCH_TIMEOUT_MS = 60;
-    private static final long FETCH_BACKOFF_MS = 15;
     private static final long ALTER_PARTITION_TIMEOUT_MS = 80;
     /** Attempts of one AlterPartition request before the channel gives up (REQUEST_TIMED_OUT). */
     private static final int ALTER_PARTITION_ATTEMPTS = 3;
     private static final long ALTER_PARTITION_RETRY_MS = 30;
+    /** The listener followers reach leaders on (the registration's only endpoint). */
+    private static final String LISTENER = "REPLICATION";
 
-    /** A fetch answer: an error, a divergence, out of range (with the leader's log start and end), or batches and the HW. */
-    private record FetchAnswer(Errors error, Optional<EpochEndOffset> diverging, List<SimLog.Rec> batches, long highWatermark,
-                               long leaderLogStart, long leaderLogEnd) {
+    /**
+     * One partition's replica in this process (ClusterReplicaManager's Partition): the log (the disk,
+     * which outlives the process) and the replica state, new at every start; and, for the simulation's
+     * check, the follower's HW per leader epoch.
+     */
+    final class Replica {
+        final TopicPartition tp;
+        final Uuid topicId;
+        final SimLog log;
+        final PartitionReplica state;
+        /** Follower HW monotonicity: the last HW learned from the leader in {@link #hwEpoch}. */
+        private long followerHw = -1;
+        private int hwEpoch = -1;
+
+        Replica(TopicPartition tp, Uuid topicId, SimLog log) {
+            this.tp = tp;
+            this.topicId = topicId;
+            this.log = log;
+            this.state = new PartitionReplica(id, log, options.replicaLagTimeMaxMs());
+        }
+
+        int index() {
+            return tp.partition();
+        }
+
+        /** After a fetch answer set the HW: within one leader epoch it never goes back. */
+        void followerHighWatermark(int leaderEpoch) {
+            long hw = log.highWatermark;
+            if (hwEpoch == leaderEpoch && hw < followerHw) {
+                throw sim.violation("follower b" + id + " " + tp + " HW went back from " + followerHw + " to " + hw
+                        + " in leader epoch " + leaderEpoch);
+            }
+            hwEpoch = leaderEpoch;
+            followerHw = hw;
+        }
     }
 
     final int id;
-    private final ReplicationSimulation sim;
-    private final SimNetwork net;
-    private final Random random;
-    private final ReplicationSimulation.Options options;
-    final SimLog log = new SimLog();
+    final ReplicationSimulation sim;
+    final SimNetwork net;
+    final Random random;
+    final ReplicationSimulation.Options options;
+    /** The disk: one log per partition, by partition index. */
+    private final List<SimLog> logs = new ArrayList<>();
 
     boolean up = true;
     /** Bumped at every start and crash: timers and answers of an older incarnation are ignored. */
@@ -79,24 +126,43 @@ final class SimBroker {
     boolean shuttingDown;
     /** A heartbeat was refused (STALE_BROKER_EPOCH): registering again, the old epoch still in use until answered. */
     private boolean reregistering;
-    /** The broker lost unflushed data in a power failure and has not rejoined the ISR since. */
+    /** The broker lost unflushed data in a power failure and has not rejoined the ISR of every partition since. */
     boolean lostData;
-    /** Crashed without a clean shutdown and not back in the ISR since (the controller sees an unclean restart). */
+    /** Crashed without a clean shutdown and not back in the ISR of every partition since (the controller sees an unclean restart). */
     boolean uncleanUnrecovered;
     private MetadataImage latestSeen;
     MetadataImage applied;
 
-    /** The broker's replica of the partition (ClusterReplicaManager's Partition): new at every start. */
-    PartitionReplica replica;
-    /** The broker's ISR change batcher: new at every start. */
+    // ---------------------------------------------------------------- the process (new at every start)
+
+    /** The replicas this process holds, by partition (ClusterReplicaManager's partitions), and by index. */
+    private final Map<TopicPartition, Replica> replicas = new LinkedHashMap<>();
+    private final Replica[] byIndex;
+    private final ReplicaDelta.Held held = new ReplicaDelta.Held() {
+        @Override
+        public Uuid topicId(TopicPartition tp) {
+            Replica r = replicas.get(tp);
+            return r == null ? null : r.topicId;
+        }
+
+        @Override
+        public Collection<TopicPartition> partitions() {
+            return List.copyOf(replicas.keySet());
+        }
+    };
+    /** The brokers that were not eligible in the last image applied. */
+    private Set<Integer> lastIneligible = Set.of();
+    /** The fetchers, by leader broker (ReplicaFetcherManager's threads), and which one has each partition. */
+    private final Map<Integer, SimFetcher> fetchers = new LinkedHashMap<>();
+    private final Map<TopicPartition, Integer> fetcherOf = new LinkedHashMap<>();
+    /** The broker's fetch session cache (leader side). */
+    private FetchSessions fetchSessions;
+    /** The broker's ISR change batcher. */
     private AlterPartitionBatcher isrChanges;
-    private boolean fetcherStarted;
-    private long fetchSeq;
-    private long outstandingFetch = -1;
-    private boolean fetchScheduled;
-    /** Follower HW monotonicity: the last HW learned from the leader in {@link #hwEpoch}. */
-    private long followerHw = -1;
-    private int hwEpoch = -1;
+    /** Session counters of the caches of earlier processes (for the statistics). */
+    private long retiredIncrementalFetches;
+    private long retiredOmittedPartitions;
+    private long retiredEvictions;
 
     SimBroker(int id, ReplicationSimulation sim, SimNetwork net, Random random, ReplicationSimulation.Options options) {
         this.id = id;
@@ -104,19 +170,59 @@ final class SimBroker {
         this.net = net;
         this.random = random;
         this.options = options;
+        for (int p = 0; p < options.partitions(); p++) {
+            logs.add(new SimLog());
+        }
+        this.byIndex = new Replica[options.partitions()];
         newProcess();
     }
 
-    /** The state a broker process starts with: no role yet, nothing in flight. */
+    /** The state a broker process starts with: no replicas or role yet, nothing in flight, empty caches. */
     private void newProcess() {
-        replica = new PartitionReplica(id, log, options.replicaLagTimeMaxMs());
+        replicas.clear();
+        java.util.Arrays.fill(byIndex, null);
+        lastIneligible = Set.of();
+        fetchers.values().forEach(SimFetcher::stop);
+        fetchers.clear();
+        fetcherOf.clear();
+        if (fetchSessions != null) {
+            retiredIncrementalFetches += fetchSessions.incrementalFetches();
+            retiredOmittedPartitions += fetchSessions.omittedPartitions();
+            retiredEvictions += fetchSessions.evicted();
+        }
+        Random ids = new Random(random.nextLong());
+        fetchSessions = new FetchSessions(sim.sessionSlots, net.time(), sim.sessionEvictionMs,
+                () -> 1 + ids.nextInt(Integer.MAX_VALUE - 1));
         long inc = incarnation;
         isrChanges = new AlterPartitionBatcher(id, () -> brokerEpoch, request -> sendAlterPartition(request, inc));
     }
 
-    /** The leader state while this broker is up and leads, else null. */
-    LeaderState leader() {
-        return up ? replica.leader() : null;
+    /** Partition {@code p}'s log (the disk: there whether or not the broker is up). */
+    SimLog log(int p) {
+        return logs.get(p);
+    }
+
+    /** This process's replica of partition {@code p}, or null before its first image assigned it. */
+    Replica replica(int p) {
+        return byIndex[p];
+    }
+
+    /** The leader state of partition {@code p} while this broker is up and leads it, else null. */
+    LeaderState leader(int p) {
+        Replica r = up ? replica(p) : null;
+        return r == null ? null : r.state.leader();
+    }
+
+    long incrementalFetches() {
+        return retiredIncrementalFetches + fetchSessions.incrementalFetches();
+    }
+
+    long omittedPartitions() {
+        return retiredOmittedPartitions + fetchSessions.omittedPartitions();
+    }
+
+    long sessionEvictions() {
+        return retiredEvictions + fetchSessions.evicted();
     }
 
     /** The bootstrap: registered with {@code epoch} and running before the history starts. */
@@ -134,18 +240,23 @@ final class SimBroker {
         up = false;
         incarnation++;
         dropRole();
-        SimLog.Recovery r = log.recoverAfterCrash(powerFailure, random);
-        boolean lost = r.logEndAfter() < r.logEndBefore();
+        boolean lost = false;
+        StringBuilder what = new StringBuilder();
+        for (int p = 0; p < logs.size(); p++) {
+            SimLog log = logs.get(p);
+            SimLog.Recovery r = log.recoverAfterCrash(powerFailure, random);
+            lost |= r.logEndAfter() < r.logEndBefore();
+            what.append(" p").append(p).append(": ").append(r).append(r.tornBatchCut() ? " (torn batch cut)" : "").append(" -> ").append(log);
+            if (r.tornBatchCut()) {
+                sim.tornBatches++;
+            }
+            if (r.logEndAfter() < r.logEndBefore()) {
+                sim.unflushedLosses++;
+            }
+        }
         lostData |= lost;
         uncleanUnrecovered = true;
-        sim.trace("b" + id + " " + (powerFailure ? "POWER FAILURE" : "killed") + ": " + r
-                + (r.tornBatchCut() ? " (torn batch cut)" : "") + " -> " + log);
-        if (r.tornBatchCut()) {
-            sim.tornBatches++;
-        }
-        if (lost) {
-            sim.unflushedLosses++;
-        }
+        sim.trace("b" + id + " " + (powerFailure ? "POWER FAILURE" : "killed") + ":" + what);
     }
 
     void restart() {
@@ -154,7 +265,7 @@ final class SimBroker {
         incarnationId = new Uuid(random.nextLong(), random.nextLong());
         brokerEpoch = -1;
         newProcess();
-        sim.trace("b" + id + " starts (" + log + ")");
+        sim.trace("b" + id + " starts (" + logsDescription() + ")");
         register(incarnation);
     }
 
@@ -220,13 +331,13 @@ final class SimBroker {
         if (!shuttingDown || !reply.shouldShutDown()) {
             return;
         }
-        log.flush();
+        logs.forEach(SimLog::flush);
         cleanShutdownEpoch = brokerEpoch;
         shuttingDown = false;
         up = false;
         incarnation++;
         dropRole();
-        sim.trace("b" + id + " shut down cleanly (epoch " + cleanShutdownEpoch + ", " + log + ")");
+        sim.trace("b" + id + " shut down cleanly (epoch " + cleanShutdownEpoch + ", " + logsDescription() + ")");
         sim.scheduleRestart(this);
     }
 
@@ -234,24 +345,20 @@ final class SimBroker {
         if (!live(inc)) {
             return;
         }
-        log.flush();
+        logs.forEach(SimLog::flush);
         net.schedule(1 + random.nextInt(options.flushIntervalMs()), () -> flushLoop(inc));
     }
 
-    private boolean live(long inc) {
+    boolean live(long inc) {
         return up && inc == incarnation;
     }
 
     private void dropRole() {
         newProcess();
-        outstandingFetch = -1;
         applied = null;
         latestSeen = null;
         brokerEpoch = -1;
         reregistering = false;
-        followerHw = -1;
-        hwEpoch = -1;
-        fetchScheduled = false;
     }
 
     // ---------------------------------------------------------------- metadata
@@ -270,232 +377,291 @@ final class SimBroker {
         if (me == null || me.brokerEpoch() != brokerEpoch || (applied != null && image.offset() <= applied.offset())) {
             return; // from before this incarnation's registration, or not newer
         }
+        MetadataImage previous = applied == null ? MetadataImage.EMPTY : applied;
         applied = image;
-        if (uncleanUnrecovered && image.partition(sim.controller.topicId, 0).isr().contains(id)) {
+        if (uncleanUnrecovered && inEveryIsr(image)) {
             uncleanUnrecovered = false;
             lostData = false;
         }
-        apply(image.partition(sim.controller.topicId, 0), image);
+        applyDelta(previous, image);
     }
 
-    /** ClusterReplicaManager.apply for the one partition: the transition is the replica's; starting the fetcher is here. */
-    private void apply(PartitionState state, MetadataImage image) {
-        Set<Integer> ineligible = new HashSet<>();
-        for (BrokerRegistration b : image.brokers().values()) {
-            if (!b.isEligible()) {
-                ineligible.add(b.id());
+    private boolean inEveryIsr(MetadataImage image) {
+        for (int p = 0; p < logs.size(); p++) {
+            if (!image.partition(sim.controller.topicId, p).isr().contains(id)) {
+                return false;
             }
         }
-        boolean wasLeader = replica.isLeader();
-        int epochBefore = replica.leaderEpoch();
-        long hwBefore = log.highWatermark;
-        PartitionReplica.Transition t = replica.apply(state, brokerEpoch, ineligible, options.minInsyncReplicas(), net.nowMs);
+        return true;
+    }
+
+    /**
+     * ClusterReplicaManager.onImage over the simulation's partitions: the delta walk, then (as there)
+     * replicas for partitions new here, fetchers of every partition changing role, leader or epoch
+     * stopped at once, the transitions one by one, leaders whose state did not change refreshed when
+     * broker eligibility changed, and fetchers started once per leader. (Topics are never deleted or
+     * moved in the simulation, so nothing is ever gone but the walk is the same.)
+     */
+    private void applyDelta(MetadataImage previous, MetadataImage next) {
+        ReplicaDelta delta = ReplicaDelta.between(previous, next, id, held);
+        Set<Integer> ineligible = delta.ineligible();
+        boolean eligibilityChanged = !ineligible.equals(lastIneligible);
+        lastIneligible = ineligible;
+        for (TopicPartition tp : delta.gone()) {
+            Replica r = replicas.remove(tp);
+            byIndex[tp.partition()] = null;
+            removeFromFetchers(List.of(tp));
+            r.state.stop();
+            sim.trace("b" + id + " stops " + tp);
+        }
+        for (ReplicaDelta.Change c : delta.changes().values()) {
+            Replica r = replicas.get(c.tp());
+            if (r == null || !r.topicId.equals(c.topicId())) {
+                Replica created = new Replica(c.tp(), c.topicId(), logs.get(c.tp().partition()));
+                replicas.put(c.tp(), created);
+                byIndex[c.tp().partition()] = created;
+            }
+        }
+        List<TopicPartition> unfollow = new ArrayList<>();
+        for (ReplicaDelta.Change c : delta.changes().values()) {
+            if (replicas.get(c.tp()).state.needsFetcherStop(c.state())) {
+                unfollow.add(c.tp());
+            }
+        }
+        removeFromFetchers(unfollow);
+        Map<Integer, List<SimFetcher.Target>> follow = new LinkedHashMap<>();
+        int transitions = 0;
+        for (ReplicaDelta.Change c : delta.changes().values()) {
+            if (apply(replicas.get(c.tp()), c.state(), ineligible, next, follow) != PartitionReplica.Transition.UNCHANGED) {
+                transitions++;
+            }
+        }
+        if (eligibilityChanged) {
+            for (Replica r : replicas.values()) {
+                if (!delta.changes().containsKey(r.tp) && r.state.isLeader()) {
+                    long hwBefore = r.log.highWatermark;
+                    r.state.refresh(ineligible, options.minInsyncReplicas(), net.nowMs);
+                    leaderHighWatermarkMaybeMoved(r, hwBefore);
+                }
+            }
+        }
+        follow.forEach(this::addToFetcher);
+        if (delta.changes().size() >= 2) {
+            sim.batchedDeltas++;
+        }
+        if (transitions >= 2) {
+            sim.batchedTransitions++;
+        }
+    }
+
+    /** ClusterReplicaManager.apply for one partition: the transition is the replica's; following is collected in {@code follow}. */
+    private PartitionReplica.Transition apply(Replica r, PartitionState state, Set<Integer> ineligible, MetadataImage next,
+                                              Map<Integer, List<SimFetcher.Target>> follow) {
+        boolean wasLeader = r.state.isLeader();
+        int epochBefore = r.state.leaderEpoch();
+        long hwBefore = r.log.highWatermark;
+        PartitionReplica.Transition t = r.state.apply(state, brokerEpoch, ineligible, options.minInsyncReplicas(), net.nowMs);
         if (t == PartitionReplica.Transition.BECAME_LEADER) {
-            outstandingFetch = -1;
-            sim.onBecomeLeader(this);
-            sim.trace("b" + id + " becomes leader: " + replica.leader());
+            sim.onBecomeLeader(this, r.index());
+            sim.trace("b" + id + " becomes leader of " + r.tp + ": " + r.state.leader());
         } else if (t == PartitionReplica.Transition.BECAME_FOLLOWER) {
             if (wasLeader) {
-                sim.trace("b" + id + " stops leading epoch " + epochBefore);
+                sim.trace("b" + id + " stops leading " + r.tp + " epoch " + epochBefore);
             }
-            outstandingFetch = -1;
-            fetcherStarted = false;
             if (options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK) {
                 // The mutant: pre-KIP-101, a new follower cuts its log at its high watermark.
-                truncate(FollowerTruncation.withoutLocalEpochs(log.leo(), Math.min(log.highWatermark, log.leo())));
+                truncate(r, FollowerTruncation.withoutLocalEpochs(r.log.leo(), Math.min(r.log.highWatermark, r.log.leo())));
             }
-            if (replica.leaderId() >= 0) {
-                scheduleFetch(0);
+            boolean reachable = state.hasLeader() && next.broker(state.leader()).flatMap(b -> b.endpoint(LISTENER)).isPresent();
+            if (reachable) {
+                follow.computeIfAbsent(state.leader(), k -> new ArrayList<>())
+                        .add(new SimFetcher.Target(r.tp, r.topicId, state.leaderEpoch(), r));
             }
         }
-        leaderHighWatermarkMaybeMoved(hwBefore);
+        leaderHighWatermarkMaybeMoved(r, hwBefore);
+        return t;
+    }
+
+    /** ReplicaFetcherManager.addPartitions: to the fetcher of {@code leaderId} (started if none), off any other. */
+    private void addToFetcher(int leaderId, List<SimFetcher.Target> targets) {
+        for (SimFetcher.Target t : targets) {
+            Integer previous = fetcherOf.put(t.tp(), leaderId);
+            if (previous != null && previous != leaderId) {
+                fetchers.get(previous).removePartitions(List.of(t.tp()));
+            }
+        }
+        fetchers.computeIfAbsent(leaderId, l -> new SimFetcher(this, l)).addPartitions(targets);
+        stopIdleFetchers();
+    }
+
+    /** ReplicaFetcherManager.removePartitions: once this returns no fetcher touches their logs again. */
+    private void removeFromFetchers(List<TopicPartition> tps) {
+        for (TopicPartition tp : tps) {
+            Integer leaderId = fetcherOf.remove(tp);
+            if (leaderId != null) {
+                fetchers.get(leaderId).removePartitions(List.of(tp));
+            }
+        }
+        stopIdleFetchers();
+    }
+
+    private void stopIdleFetchers() {
+        fetchers.values().removeIf(f -> {
+            if (f.isEmpty()) {
+                f.stop();
+                return true;
+            }
+            return false;
+        });
     }
 
     // ---------------------------------------------------------------- produce (leader)
 
-    /** An acks=all produce of one batch of {@code count} records (ClusterReplicaManager.appendAsLeader); false when refused. */
-    boolean produce(int count) {
-        if (!up || replica.checkAppend(true) != Errors.NONE) {
+    /**
+     * An acks=all produce of one batch of {@code count} records to partition {@code p}
+     * (ClusterReplicaManager.appendAsLeader); false when refused.
+     */
+    boolean produce(int p, int count) {
+        Replica r = up ? replica(p) : null;
+        if (r == null || r.state.checkAppend(true) != Errors.NONE) {
             return false;
         }
-        int epoch = replica.leaderEpoch();
+        SimLog log = r.log;
+        int epoch = r.state.leaderEpoch();
         long base = log.leo();
         List<SimLog.Rec> batch = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             batch.add(new SimLog.Rec(base + i, epoch, sim.nextValue(), base, base + count));
         }
-        sim.checkLogMatching(this, batch);
+        sim.checkLogMatching(this, p, batch);
         long hwBefore = log.highWatermark;
         log.appendBatch(batch);
-        replica.onLeaderAppend(net.nowMs);
-        sim.addPendingAck(this, epoch, batch);
-        sim.trace("b" + id + " appends " + count + " at " + base + " epoch " + epoch + " (values "
+        r.state.onLeaderAppend(net.nowMs);
+        sim.addPendingAck(this, p, epoch, batch);
+        sim.trace("b" + id + " appends " + count + " to " + r.tp + " at " + base + " epoch " + epoch + " (values "
                 + batch.get(0).value() + ".." + batch.get(count - 1).value() + ")");
-        leaderHighWatermarkMaybeMoved(hwBefore);
+        leaderHighWatermarkMaybeMoved(r, hwBefore);
         return true;
     }
 
     /**
-     * After an event that may move the leader's HW ({@code before} is the log's HW before it): the
+     * After an event that may move a leader's HW ({@code before} is the log's HW before it): the
      * replica copies it into the log, as the broker has it do after every such event; checks it never
      * goes back and extends the committed log. The mutant sets it to the log end, as if no follower had
-     * to have the records. Nothing to do when this broker does not lead.
+     * to have the records. Nothing to do when this broker does not lead the partition.
      */
-    private void leaderHighWatermarkMaybeMoved(long before) {
-        if (!replica.isLeader()) {
+    private void leaderHighWatermarkMaybeMoved(Replica r, long before) {
+        if (!r.state.isLeader()) {
             return;
         }
-        replica.updateHighWatermark();
+        SimLog log = r.log;
+        r.state.updateHighWatermark();
         if (options.hwIgnoresIsr()) {
             log.highWatermark = Math.max(log.highWatermark, log.leo());
-        } else if (replica.leader().highWatermark() < log.highWatermark) {
-            throw sim.violation("HW of leader b" + id + " (epoch " + replica.leaderEpoch() + ") is " + replica.leader().highWatermark()
-                    + ", below its log's " + log.highWatermark);
+        } else if (r.state.leader().highWatermark() < log.highWatermark) {
+            throw sim.violation("HW of leader b" + id + " of " + r.tp + " (epoch " + r.state.leaderEpoch() + ") is "
+                    + r.state.leader().highWatermark() + ", below its log's " + log.highWatermark);
         }
         if (log.highWatermark < before) {
-            throw sim.violation("HW of leader b" + id + " (epoch " + replica.leaderEpoch() + ") went back from " + before
-                    + " to " + log.highWatermark);
+            throw sim.violation("HW of leader b" + id + " of " + r.tp + " (epoch " + r.state.leaderEpoch() + ") went back from "
+                    + before + " to " + log.highWatermark);
         }
         if (log.highWatermark > before) {
-            sim.onLeaderHighWatermark(this);
-        }
-    }
-
-    // ---------------------------------------------------------------- fetch (follower side)
-
-    private void scheduleFetch(long delayMs) {
-        if (fetchScheduled) {
-            return;
-        }
-        fetchScheduled = true;
-        long inc = incarnation;
-        net.schedule(delayMs, () -> {
-            if (inc == incarnation) {
-                fetchScheduled = false;
-                sendFetch();
-            }
-        });
-    }
-
-    private boolean following() {
-        return replica.role() == PartitionReplica.Role.FOLLOWER;
-    }
-
-    private void sendFetch() {
-        if (!up || !following() || replica.leaderId() < 0 || outstandingFetch >= 0) {
-            return;
-        }
-        if (!fetcherStarted) {
-            fetcherStarted = true;
-            long before = log.leo();
-            FollowerReplica.start(log).ifPresent(step -> sim.trace("b" + id + " has no epochs: truncates " + before + " -> "
-                    + log.leo() + " (" + step + ")"));
-        }
-        long fetchId = ++fetchSeq;
-        outstandingFetch = fetchId;
-        long fetchOffset = log.leo();
-        int lastFetchedEpoch = options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK
-                ? EpochEndOffsets.UNDEFINED_EPOCH : log.latestEpochOrUndefined();
-        int epoch = replica.leaderEpoch();
-        long myEpoch = brokerEpoch;
-        long inc = incarnation;
-        SimBroker target = sim.brokers.get(replica.leaderId());
-        net.send(id, target.id, "fetch@" + fetchOffset + " e" + epoch,
-                () -> target.onFetchRequest(this, inc, fetchId, epoch, fetchOffset, lastFetchedEpoch, myEpoch));
-        net.schedule(FETCH_TIMEOUT_MS, () -> {
-            if (inc == incarnation && outstandingFetch == fetchId) {
-                outstandingFetch = -1;
-                scheduleFetch(0);
-            }
-        });
-    }
-
-    /** ReplicaFetcherThread.handlePartition: what the answer means is {@link FollowerReplica}'s. */
-    private void onFetchAnswer(FetchAnswer a, long inc, long fetchId, int epoch, long fetchOffset) {
-        if (!live(inc) || outstandingFetch != fetchId) {
-            return;
-        }
-        outstandingFetch = -1;
-        if (!following() || replica.leaderEpoch() != epoch || log.leo() != fetchOffset) {
-            scheduleFetch(0); // stale: the partition moved on while the fetch was in flight
-            return;
-        }
-        switch (FollowerReplica.classify(a.error(), a.diverging().isPresent())) {
-            case OUT_OF_RANGE -> {
-                long before = log.leo();
-                FollowerReplica.OutOfRange r = FollowerReplica.resolveOutOfRange(log, a.leaderLogStart(), a.leaderLogEnd());
-                sim.trace("b" + id + " out of range at " + fetchOffset + " (leader [" + a.leaderLogStart() + ", " + a.leaderLogEnd()
-                        + "]): " + r + " " + before + " -> " + log.leo());
-                scheduleFetch(r == FollowerReplica.OutOfRange.RETRY ? FETCH_BACKOFF_MS : 0);
-            }
-            case NOT_SERVED_YET, OTHER_ERROR -> scheduleFetch(FETCH_BACKOFF_MS);
-            case DIVERGING -> {
-                FollowerReplica.Divergence d = FollowerReplica.truncateOnDivergence(log, a.diverging().get());
-                if (d.step().belowHighWatermark()) {
-                    sim.truncationsBelowHighWatermark++;
-                }
-                sim.trace("b" + id + " truncates " + d.logEndBefore() + " -> " + log.leo() + " (" + d.step() + ")");
-                scheduleFetch(d.changed() ? 0 : FETCH_BACKOFF_MS);
-            }
-            case RECORDS -> {
-                if (!a.batches().isEmpty()) {
-                    sim.checkLogMatching(this, a.batches());
-                    log.appendBatch(a.batches());
-                }
-                FollowerReplica.afterRecords(log, a.highWatermark(), a.leaderLogStart());
-                long hw = log.highWatermark;
-                if (hwEpoch == epoch && hw < followerHw) {
-                    throw sim.violation("follower b" + id + " HW went back from " + followerHw + " to " + hw + " in leader epoch " + epoch);
-                }
-                hwEpoch = epoch;
-                followerHw = hw;
-                scheduleFetch(a.batches().isEmpty() ? 5 + random.nextInt(10) : random.nextInt(2));
-            }
+            sim.onLeaderHighWatermark(this, r.index());
         }
     }
 
     /** The HIGH_WATERMARK mutant's truncation (the real follower never truncates blindly). */
-    private void truncate(FollowerTruncation.Step step) {
+    private void truncate(Replica r, FollowerTruncation.Step step) {
         if (step.belowHighWatermark()) {
             sim.truncationsBelowHighWatermark++;
         }
-        long before = log.leo();
-        log.truncateTo(step.truncationOffset());
-        sim.trace("b" + id + " truncates " + before + " -> " + log.leo() + " (" + step + ")");
+        long before = r.log.leo();
+        r.log.truncateTo(step.truncationOffset());
+        sim.trace("b" + id + " " + r.tp + " truncates " + before + " -> " + r.log.leo() + " (" + step + ")");
     }
 
     // ---------------------------------------------------------------- fetch (leader side)
 
-    private void onFetchRequest(SimBroker follower, long followerInc, long fetchId, int currentLeaderEpoch, long fetchOffset,
-                                int lastFetchedEpoch, long followerBrokerEpoch) {
+    /**
+     * FetchHandler for a follower's Fetch: the session context ({@link FetchSessions#newContext}), each of
+     * its partitions answered in full, and the session's {@code finish} deciding what the answer carries.
+     * Silent while down or not registered (the follower's fetch times out).
+     */
+    void onFetchRequest(FetchRequestData request, short version, Consumer<SimFetcher.Answer> reply) {
         if (!up || brokerEpoch < 0) {
-            return; // connection refused: the follower times out
+            return;
         }
-        FetchAnswer answer = answerFetch(follower.id, currentLeaderEpoch, fetchOffset, lastFetchedEpoch, followerBrokerEpoch);
-        net.send(id, follower.id, "fetch answer " + (answer.error() != Errors.NONE ? answer.error()
-                        : answer.diverging().map(d -> "diverging " + d).orElse(answer.batches().size() + " records hw " + answer.highWatermark())),
-                () -> follower.onFetchAnswer(answer, followerInc, fetchId, currentLeaderEpoch, fetchOffset));
+        FetchSessions.Context context = fetchSessions.newContext(request, version, true);
+        Map<TopicPartition, long[]> leaderOffsets = new LinkedHashMap<>();
+        if (context.error() != Errors.NONE) {
+            reply.accept(new SimFetcher.Answer(context.finish(null), leaderOffsets));
+            return;
+        }
+        FetchResponseData full = new FetchResponseData().setErrorCode(Errors.NONE.code()).setSessionId(0);
+        for (FetchRequestData.FetchTopic topic : context.topics()) {
+            FetchResponseData.FetchableTopicResponse tr = new FetchResponseData.FetchableTopicResponse()
+                    .setTopic(topic.topic()).setTopicId(topic.topicId());
+            for (FetchRequestData.FetchPartition p : topic.partitions()) {
+                tr.partitions().add(answerPartition(topic.topicId(), p, request.replicaState().replicaId(),
+                        request.replicaState().replicaEpoch(), leaderOffsets));
+            }
+            full.responses().add(tr);
+        }
+        FetchResponseData answer = context.finish(full);
+        if (options.hwOnlyAnswersDropped() && request.sessionEpoch() > 0 && answer.sessionId() != 0) {
+            dropHighWatermarkOnlyAnswers(answer);
+        }
+        reply.accept(new SimFetcher.Answer(answer, leaderOffsets));
     }
 
-    /** ClusterReplicaManager.followerFetch, then the read (whole batches, as many as the seed allows). */
-    private FetchAnswer answerFetch(int replicaId, int currentLeaderEpoch, long fetchOffset, int lastFetchedEpoch,
-                                    long replicaBrokerEpoch) {
+    /**
+     * The mutant: an incremental answer loses every partition whose only news is the high watermark (or
+     * the log start) — a broken mustRespond that looks at records, errors and divergence only. The session
+     * has already noted the new HW as sent, so it is not sent again until it moves again.
+     */
+    private static void dropHighWatermarkOnlyAnswers(FetchResponseData answer) {
+        for (FetchResponseData.FetchableTopicResponse t : answer.responses()) {
+            t.partitions().removeIf(p -> p.errorCode() == Errors.NONE.code() && !FetchResponse.isDivergingEpoch(p)
+                    && (p.records() == null || p.records().sizeInBytes() == 0));
+        }
+    }
+
+    /**
+     * One partition of a follower's fetch (ClusterReplicaManager.followerFetch, then FetchHandler's read of
+     * whole batches, as many as the seed allows).
+     */
+    private FetchResponseData.PartitionData answerPartition(Uuid topicId, FetchRequestData.FetchPartition p, int replicaId,
+                                                            long replicaBrokerEpoch, Map<TopicPartition, long[]> leaderOffsets) {
+        FetchResponseData.PartitionData pd = new FetchResponseData.PartitionData().setPartitionIndex(p.partition())
+                .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1).setRecords(MemoryRecords.EMPTY);
+        if (!topicId.equals(sim.controller.topicId)) {
+            return pd.setErrorCode(Errors.UNKNOWN_TOPIC_ID.code());
+        }
+        Replica r = replica(p.partition());
+        if (r == null) {
+            return pd.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
+        }
+        SimLog log = r.log;
         long hwBefore = log.highWatermark;
-        PartitionReplica.FollowerFetch f = replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset,
-                lastFetchedEpoch, net.nowMs);
+        PartitionReplica.FollowerFetch f = r.state.followerFetch(replicaId, replicaBrokerEpoch, p.currentLeaderEpoch(), p.fetchOffset(),
+                p.lastFetchedEpoch(), net.nowMs);
         if (f.error() != Errors.NONE) {
-            // with OFFSET_OUT_OF_RANGE the follower's ListOffsets would get this leader's start and end
-            boolean leads = replica.isLeader();
-            return new FetchAnswer(f.error(), Optional.empty(), List.of(), -1, leads ? log.logStartOffset() : -1,
-                    leads ? log.leo() : -1);
+            if (f.error() == Errors.OFFSET_OUT_OF_RANGE && r.state.isLeader()) {
+                leaderOffsets.put(r.tp, new long[] {log.logStartOffset(), log.leo()}); // the follower's ListOffsets, folded in
+            }
+            return pd.setErrorCode(f.error().code());
         }
+        pd.setErrorCode(Errors.NONE.code()).setLogStartOffset(log.logStartOffset());
         if (f.diverging().isPresent()) {
-            return new FetchAnswer(Errors.NONE, f.diverging(), List.of(), f.highWatermark(), log.logStartOffset(), log.leo());
+            return pd.setHighWatermark(f.highWatermark()).setLastStableOffset(f.highWatermark())
+                    .setDivergingEpoch(new FetchResponseData.EpochEndOffset().setEpoch(f.diverging().get().epoch())
+                            .setEndOffset(f.diverging().get().endOffset()));
         }
-        leaderHighWatermarkMaybeMoved(hwBefore);
-        f.expand().ifPresent(this::sendIsrChange);
-        List<SimLog.Rec> batches = log.batchesFrom(fetchOffset, 1 + random.nextInt(options.maxFetchBatches()));
-        return new FetchAnswer(Errors.NONE, Optional.empty(), batches, log.highWatermark, log.logStartOffset(), log.leo());
+        leaderHighWatermarkMaybeMoved(r, hwBefore);
+        f.expand().ifPresent(proposal -> sendIsrChange(r, proposal));
+        List<SimLog.Rec> batches = log.batchesFrom(p.fetchOffset(), 1 + random.nextInt(options.maxFetchBatches()));
+        return pd.setHighWatermark(log.highWatermark).setLastStableOffset(log.highWatermark).setRecords(SimRecords.encode(batches));
     }
 
     // ---------------------------------------------------------------- ISR changes (leader side)
@@ -504,16 +670,19 @@ final class SimBroker {
         if (!live(inc)) {
             return;
         }
-        replica.isrShrinkProposal(net.nowMs).ifPresent(this::sendIsrChange);
+        for (Replica r : replicas.values()) {
+            r.state.isrShrinkProposal(net.nowMs).ifPresent(proposal -> sendIsrChange(r, proposal));
+        }
         net.schedule(intervalMs, () -> shrinkLoop(inc, intervalMs));
     }
 
     /** ClusterReplicaManager.sendIsrChange: into the batcher, answered to {@link #onIsrAnswer}. */
-    private void sendIsrChange(IsrChangeProposal p) {
-        sim.trace("b" + id + " proposes " + p.kind() + " " + p.newIsrIds() + " (epochs " + p.leaderEpoch() + "/" + p.partitionEpoch() + ")");
+    private void sendIsrChange(Replica r, IsrChangeProposal p) {
+        sim.trace("b" + id + " proposes " + p.kind() + " " + p.newIsrIds() + " for " + r.tp + " (epochs " + p.leaderEpoch() + "/"
+                + p.partitionEpoch() + ")");
         long inc = incarnation;
-        isrChanges.submit(sim.controller.topicId, PartitionReplica.alterPartitionData(0, p),
-                (err, answer) -> onIsrAnswer(inc, p, err, answer));
+        isrChanges.submit(r.topicId, PartitionReplica.alterPartitionData(r.index(), p),
+                (err, answer) -> onIsrAnswer(inc, r, p, err, answer));
     }
 
     /** The controller channel under the batcher: resent until answered, REQUEST_TIMED_OUT after a few attempts. */
@@ -528,11 +697,16 @@ final class SimBroker {
         if (!live(inc) || reply.isDone()) {
             return;
         }
-        net.send(id, SimNetwork.CONTROLLER, "AlterPartition", () -> sim.controller.onAlterPartition(request, this, answer -> {
-            if (live(inc)) {
-                reply.complete(new ControllerChannel.Reply(answer, -1));
-            }
-        }));
+        int partitions = request.topics().stream().mapToInt(t -> t.partitions().size()).sum();
+        if (attempt == 1 && partitions >= 2) {
+            sim.batchedAlterPartitions++;
+        }
+        net.send(id, SimNetwork.CONTROLLER, "AlterPartition (" + partitions + " partitions)",
+                () -> sim.controller.onAlterPartition(request, this, answer -> {
+                    if (live(inc)) {
+                        reply.complete(new ControllerChannel.Reply(answer, -1));
+                    }
+                }));
         net.schedule(ALTER_PARTITION_TIMEOUT_MS, () -> {
             if (!live(inc) || reply.isDone()) {
                 return;
@@ -546,27 +720,45 @@ final class SimBroker {
     }
 
     /** ClusterReplicaManager.onIsrAnswer. */
-    private void onIsrAnswer(long inc, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
+    private void onIsrAnswer(long inc, Replica r, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
         if (!live(inc)) {
             return;
         }
-        long hwBefore = log.highWatermark;
-        PartitionReplica.IsrAnswer outcome = replica.onIsrAnswer(proposal, err, answer, net.nowMs);
-        sim.trace("b" + id + " AlterPartition " + proposal.newIsrIds() + " answered " + err + ": " + outcome);
-        leaderHighWatermarkMaybeMoved(hwBefore);
+        long hwBefore = r.log.highWatermark;
+        PartitionReplica.IsrAnswer outcome = r.state.onIsrAnswer(proposal, err, answer, net.nowMs);
+        sim.trace("b" + id + " AlterPartition " + proposal.newIsrIds() + " for " + r.tp + " answered " + err + ": " + outcome);
+        leaderHighWatermarkMaybeMoved(r, hwBefore);
         if (outcome == PartitionReplica.IsrAnswer.RETRY) {
             net.schedule(ALTER_PARTITION_RETRY_MS, () -> {
-                if (live(inc) && replica.shouldResend(proposal)) {
-                    sendIsrChange(proposal);
+                if (live(inc) && replicas.get(r.tp) == r && r.state.shouldResend(proposal)) {
+                    sendIsrChange(r, proposal);
                 }
             });
         }
     }
 
+    // ---------------------------------------------------------------- description
+
+    private String logsDescription() {
+        StringBuilder b = new StringBuilder();
+        for (int p = 0; p < logs.size(); p++) {
+            b.append(p == 0 ? "" : "; ").append('p').append(p).append(' ').append(logs.get(p));
+        }
+        return b.toString();
+    }
+
     @Override
     public String toString() {
-        return "b" + id + (up ? "" : "(down)") + " epoch=" + brokerEpoch + " " + log + " knows=" + replica.leaderId() + "@"
-                + replica.leaderEpoch() + "/" + replica.partitionEpoch() + (replica.isLeader() ? " LEADER " + replica.leader() : "")
-                + (lostData ? " lostData" : "") + (uncleanUnrecovered ? " unclean" : "") + (shuttingDown ? " shuttingDown" : "");
+        StringBuilder b = new StringBuilder("b" + id + (up ? "" : "(down)") + " epoch=" + brokerEpoch
+                + (lostData ? " lostData" : "") + (uncleanUnrecovered ? " unclean" : "") + (shuttingDown ? " shuttingDown" : ""));
+        for (int p = 0; p < logs.size(); p++) {
+            Replica r = replica(p);
+            b.append("\n    p").append(p).append(' ').append(logs.get(p));
+            if (r != null) {
+                b.append(" knows=").append(r.state.leaderId()).append('@').append(r.state.leaderEpoch()).append('/')
+                        .append(r.state.partitionEpoch()).append(r.state.isLeader() ? " LEADER " + r.state.leader() : "");
+            }
+        }
+        return b.toString();
     }
 }

@@ -1,5 +1,7 @@
 package dev.varve.broker.replication;
 
+import org.apache.kafka.common.utils.Time;
+
 import java.util.HashSet;
 import java.util.PriorityQueue;
 import java.util.Random;
@@ -50,6 +52,26 @@ final class SimNetwork {
         this.random = random;
         this.trace = trace;
         this.nowMs = startMs;
+    }
+
+    /** The simulated clock as Kafka's {@link Time} (for code that asks for one, e.g. the fetch session cache); it never sleeps. */
+    Time time() {
+        return new Time() {
+            @Override
+            public long milliseconds() {
+                return nowMs;
+            }
+
+            @Override
+            public long nanoseconds() {
+                return nowMs * 1_000_000;
+            }
+
+            @Override
+            public void sleep(long ms) {
+                throw new UnsupportedOperationException("nothing sleeps in the simulation");
+            }
+        };
     }
 
     /** Runs {@code action} {@code delayMs} from now. */
