@@ -187,6 +187,22 @@ public final class BrokerLifecycle implements AutoCloseable {
         });
     }
 
+    /**
+     * A log directory just failed: one heartbeat now (asking to be fenced) instead of at the next
+     * interval, so that leadership moves off this broker at once. Called on the failing thread; the
+     * heartbeat is sent from the lifecycle thread.
+     */
+    public void onStorageFailure() {
+        schedule(() -> {
+            if (!shuttingDown && brokerEpoch >= 0) {
+                send(false).exceptionally(e -> {
+                    LOG.debug("Heartbeat after a storage failure failed: {}", e.getMessage());
+                    return null;
+                });
+            }
+        }, 0);
+    }
+
     /** Heartbeat interval while registered but not yet unfenced. */
     static final long STARTING_HEARTBEAT_INTERVAL_MS = 50;
 

@@ -107,8 +107,10 @@ public final class ClusterServices implements AutoCloseable {
         this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), 30_000);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());
+        logManager.addStorageFailureListener(lifecycle::onStorageFailure);
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
                 config.replicaFetcherConfig(), Time.SYSTEM);
+        fetchers.setAfterTruncation(logManager::checkpointLoweredRecoveryPoints);
         String interBroker = config.clientListeners().get(0).listenerName();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
                 context.replicaManager().purgatory(), fetchers, channel, Time.SYSTEM,

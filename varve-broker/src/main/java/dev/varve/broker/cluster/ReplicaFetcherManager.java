@@ -81,6 +81,21 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         return quotas;
     }
 
+    private volatile Runnable afterTruncation = () -> { };
+
+    /**
+     * Run by a fetcher after each leader answer it handled, before fetching more: the log manager
+     * writes the recovery-point checkpoint of directories where the answer truncated a log below its
+     * recovery point ({@code LogManager.checkpointLoweredRecoveryPoints}), as Kafka does after truncating.
+     */
+    public void setAfterTruncation(Runnable r) {
+        this.afterTruncation = Objects.requireNonNull(r);
+    }
+
+    private void afterTruncation() {
+        afterTruncation.run();
+    }
+
     public ReplicaFetcherManager(int localBrokerId, LongSupplier brokerEpoch, ReplicaFetcherConfig config, Time time) {
         this.localBrokerId = localBrokerId;
         this.brokerEpoch = Objects.requireNonNull(brokerEpoch, "brokerEpoch");
@@ -122,7 +137,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             }
             if (thread == null) {
                 thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time,
-                        this::quotas);
+                        this::quotas, this::afterTruncation);
                 fetchers.put(e.getKey(), thread);
                 thread.start();
             }

@@ -137,6 +137,7 @@ final class ReplicaFetcherThread extends Thread {
     private final String prefix;
     /** The incremental fetch session with this leader (fetcher thread only). */
     private final FetchSessionHandler fetchSession;
+    private final Runnable afterAnswer;
     private final LeaderConnection connection;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
@@ -156,6 +157,13 @@ final class ReplicaFetcherThread extends Thread {
 
     ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
                          ReplicaFetcherConfig config, Time time, java.util.function.Supplier<ReplicationQuotas> quotas) {
+        this(leader, fetcherId, localBrokerId, brokerEpoch, config, time, quotas, () -> { });
+    }
+
+    /** {@code afterAnswer} runs after each answer is handled (the recovery-point checkpoint after truncations). */
+    ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
+                         ReplicaFetcherConfig config, Time time, java.util.function.Supplier<ReplicationQuotas> quotas,
+                         Runnable afterAnswer) {
         super("replica-fetcher-" + leader.brokerId() + "-" + fetcherId);
         setDaemon(true);
         this.leader = leader;
@@ -164,6 +172,7 @@ final class ReplicaFetcherThread extends Thread {
         this.config = config;
         this.time = time;
         this.quotas = quotas;
+        this.afterAnswer = afterAnswer;
         this.prefix = "[ReplicaFetcher replicaId=" + localBrokerId + ", leaderId=" + leader.brokerId()
                 + ", fetcherId=" + fetcherId + "] ";
         this.fetchSession = new FetchSessionHandler(new LogContext(prefix), leader.brokerId());
@@ -434,11 +443,21 @@ final class ReplicaFetcherThread extends Thread {
         } finally {
             lock.unlock();
         }
+        afterTruncation();
         if (!notLeaderYet.isEmpty()) {
             // one line per answer, not per partition: a leader taking on thousands of partitions answers
             // NOT_LEADER_OR_FOLLOWER for all of them until it has applied the same metadata
             LOG.info("{}{} partition(s) not served by the leader yet ({}, ...: {}); retrying in {} ms (until metadata moves them)",
                     prefix, notLeaderYet.size(), notLeaderYet.get(0).tp(), notLeaderYetError, config.fetchBackoffMs());
+        }
+    }
+
+    /** Checkpoints recovery points lowered by truncations of the last answer, before anything more is appended. */
+    private void afterTruncation() {
+        try {
+            afterAnswer.run();
+        } catch (RuntimeException e) {
+            LOG.error("{}cannot checkpoint the recovery points lowered by truncation", prefix, e);
         }
     }
 
@@ -590,6 +609,7 @@ final class ReplicaFetcherThread extends Thread {
         } finally {
             lock.unlock();
         }
+        afterTruncation();
     }
 
     /** ListOffsets as a replica (the leader answers its log end for LATEST), fenced by the partition's epoch. */
