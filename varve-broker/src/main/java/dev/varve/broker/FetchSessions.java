@@ -285,6 +285,14 @@ public final class FetchSessions {
                 if (c == null) {
                     s.partitions.put(key, new Cached(p.duplicate()));
                 } else {
+                    if (c.request.currentLeaderEpoch() != p.currentLeaderEpoch()) {
+                        // The client re-added the partition for another leader epoch and may have dropped the
+                        // answer it had in flight for the old one (a fetcher ignores answers for partitions
+                        // that changed meanwhile): what that answer carried counts as not sent.
+                        c.highWatermark = Long.MIN_VALUE;
+                        c.lastStableOffset = Long.MIN_VALUE;
+                        c.logStartOffset = Long.MIN_VALUE;
+                    }
                     c.request = p.duplicate();
                 }
             }

@@ -109,6 +109,27 @@ class FetchSessionsTest {
         assertThat(answered(answer(sessions.newContext(request(id, 3), VERSION, true), p -> hw(20)))).isEmpty();
     }
 
+    /**
+     * A follower that re-adds a partition for a new leader epoch (same leader) ignores the answer it had
+     * in flight for the old epoch: the high watermark that answer carried must come again, or an idle
+     * partition's follower keeps an old one (noticed while building the multi-partition simulation).
+     */
+    @Test
+    void aPartitionFetchedForANewLeaderEpochGetsItsHighWatermarkAgain() {
+        FetchSessions sessions = new FetchSessions(10, time);
+        int id = answer(sessions.newContext(request(0, 0, 0, 1), VERSION, true), p -> hw(20)).sessionId();
+        assertThat(answered(answer(sessions.newContext(request(id, 1), VERSION, true), p -> hw(20)))).isEmpty();
+        FetchRequestData reAdded = request(id, 2, 0);
+        reAdded.topics().get(0).partitions().get(0).setCurrentLeaderEpoch(4);
+        FetchResponseData after = answer(sessions.newContext(reAdded, VERSION, true), p -> hw(20));
+        assertThat(answered(after)).containsExactly(0);
+        assertThat(after.responses().get(0).partitions().get(0).highWatermark()).isEqualTo(20);
+        // the same epoch again: nothing new, left out
+        FetchRequestData same = request(id, 3, 0);
+        same.topics().get(0).partitions().get(0).setCurrentLeaderEpoch(4);
+        assertThat(answered(answer(sessions.newContext(same, VERSION, true), p -> hw(20)))).isEmpty();
+    }
+
     @Test
     void sessionIdsComeFromTheGivenSourceAndTheEvictionTimeIsTheGivenOne() {
         int[] next = {0, -5, 42, 42, 43, 44}; // non-positive and taken ids are drawn again
