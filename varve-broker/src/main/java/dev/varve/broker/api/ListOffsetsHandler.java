@@ -68,7 +68,14 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
             }
             long hw = replica ? log.logEndOffset() : log.highWatermark();
             Optional<FileRecords.TimestampAndOffset> found;
-            if (timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP || timestamp == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP) {
+            boolean earliest = timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP
+                    || timestamp == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP;
+            if (cluster != null && !replica && !earliest && cluster.leaderEpochStartOffset(tp) > hw) {
+                // KIP-207: a new leader's HW still lags the previous leader's; clients retry
+                r.setErrorCode(Errors.OFFSET_NOT_AVAILABLE.code());
+                return r;
+            }
+            if (earliest) {
                 r.setOffset(log.logStartOffset());
             } else if (timestamp == ListOffsetsRequest.LATEST_TIMESTAMP || timestamp == ListOffsetsRequest.LATEST_TIERED_TIMESTAMP) {
                 r.setOffset(hw);

@@ -536,6 +536,22 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
     }
 
+    /**
+     * The offset where this broker's leadership of {@code tp} began (its log end when it became
+     * leader), or -1 when it does not lead. Until the high watermark reaches it, a new leader's high
+     * watermark may be below records the previous leader acknowledged (it learns the real one from its
+     * followers' first fetches), so clients' offset queries are answered OFFSET_NOT_AVAILABLE (KIP-207).
+     */
+    public long leaderEpochStartOffset(TopicPartition tp) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return -1;
+        }
+        synchronized (p) {
+            return p.replica.isLeader() ? p.replica.leader().leaderEpochStartOffset() : -1;
+        }
+    }
+
     /** The leader epoch this broker knows for a partition it leads, or -1. */
     public int leaderEpoch(TopicPartition tp) {
         Partition p = partitions.get(tp);
