@@ -252,6 +252,18 @@ public final class PartitionLog implements AutoCloseable {
         return e;
     }
 
+    private void throwIfOffline() {
+        KafkaStorageException failed = offline;
+        if (failed != null) {
+            throw new KafkaStorageException(failed.getMessage(), failed);
+        }
+    }
+
+    /** A leader-epoch checkpoint write failed: reported; the cache is right in memory and the next flush writes it. */
+    private KafkaStorageException epochCheckpointFailure(IOException e) {
+        return storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e);
+    }
+
     /** Whether a disk failure took this log offline ({@link #offline}). */
     public boolean isOffline() {
         return offline != null;
@@ -343,10 +355,7 @@ public final class PartitionLog implements AutoCloseable {
      * @throws OffsetOutOfRangeException when offset is below the log start or above the log end
      */
     public LogSlice read(long offset, int maxBytes, long maxOffset, boolean minOneBatch) {
-        KafkaStorageException failed = offline;
-        if (failed != null) {
-            throw new KafkaStorageException(failed.getMessage(), failed);
-        }
+        throwIfOffline();
         LogEnd end = logEnd;
         long start = logStartOffset;
         if (offset < start || offset > end.offset()) {
@@ -612,7 +621,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             epochCache.truncateFromStart(offset);
         } catch (IOException e) {
-            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e);
+            epochCheckpointFailure(e);
         }
     }
 
@@ -674,7 +683,7 @@ public final class PartitionLog implements AutoCloseable {
             try {
                 epochCache.truncateFromEnd(logEnd.offset());
             } catch (IOException e) {
-                storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is cut
+                epochCheckpointFailure(e); // in memory it is cut
             }
             return false;
         }
@@ -721,7 +730,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             epochCache.truncateFromEnd(logEnd.offset());
         } catch (IOException e) {
-            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is cut
+            epochCheckpointFailure(e); // in memory it is cut
         }
         try {
             producerStateManager.reload(segments, logEnd.offset());
@@ -769,7 +778,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             epochCache.clear();
         } catch (IOException e) {
-            storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e); // in memory it is empty
+            epochCheckpointFailure(e); // in memory it is empty
         }
     }
 
@@ -804,7 +813,7 @@ public final class PartitionLog implements AutoCloseable {
         try {
             epochCache.writeIfUnwritten();
         } catch (IOException e) {
-            throw storageFailure("cannot write the leader epoch checkpoint of " + topicPartition, e);
+            throw epochCheckpointFailure(e);
         }
     }
 
@@ -998,10 +1007,7 @@ public final class PartitionLog implements AutoCloseable {
         if (closed) {
             throw new KafkaStorageException("log of " + topicPartition + " is closed");
         }
-        KafkaStorageException failed = offline;
-        if (failed != null) {
-            throw new KafkaStorageException(failed.getMessage(), failed);
-        }
+        throwIfOffline();
     }
 
     /**
