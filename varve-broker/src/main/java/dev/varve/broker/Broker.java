@@ -74,6 +74,8 @@ public final class Broker implements AutoCloseable {
     private final KafkaServer server;
     private final BrokerContext context;
     private final WheelTimer groupTimer;
+    /** Applies the outcome of __consumer_offsets writes that complete after their request (see GroupCoordinator#write). */
+    private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
     private final RequestDispatcher dispatcher;
@@ -108,7 +110,7 @@ public final class Broker implements AutoCloseable {
         ReplicaManager replicaManager = new ReplicaManager(logManager, topics, purgatory);
         BrokerContext[] self = new BrokerContext[1];
         ProducerIdManager producerIds = clustered
-                ? new ProducerIdManager(() -> self[0].cluster().allocateProducerIds())
+                ? new ProducerIdManager(() -> self[0].cluster().allocateProducerIds(), Time.SYSTEM)
                 : new ProducerIdManager(firstDir);
         this.context = new BrokerContext(config, clusterId, topics, replicaManager, producerIds);
         self[0] = context;
@@ -121,7 +123,13 @@ public final class Broker implements AutoCloseable {
         GroupConfig groupConfig = config.groupConfig();
         OffsetsTopic offsetsTopic = new OffsetsTopic(context, groupConfig);
         this.groupTimer = new WheelTimer("group-coordinator-timer");
-        GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic);
+        this.groupCallbacks = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "group-coordinator-writes");
+            t.setDaemon(true);
+            return t;
+        });
+        GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic,
+                groupCallbacks);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
@@ -329,6 +337,7 @@ public final class Broker implements AutoCloseable {
             coordinatorPartitions.close();
         }
         groupTimer.close();
+        groupCallbacks.shutdown();
         purgatory.close();
         logManager.close();
         if (cluster != null) {

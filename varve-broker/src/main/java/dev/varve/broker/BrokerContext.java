@@ -77,16 +77,10 @@ public final class BrokerContext {
                 .or(() -> endpoints.stream().findFirst());
     }
 
-    /** Creates a topic and its partition logs. */
+    /** Single node: creates a topic and its partition logs, here and now. */
     public TopicRegistry.TopicInfo createTopic(String name, int partitions, Map<String, String> configs) {
-        dev.varve.broker.cluster.ClusterServices c = cluster;
-        if (c != null) {
-            // internal topics: replicated as widely as offsets.topic.replication.factor allows
-            int alive = (int) replicaManager.cluster().image().brokers().values().stream().filter(b -> !b.fenced()).count();
-            short rf = (short) Math.max(1, Math.min(config.intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), alive));
-            c.createTopicAndWait(name, partitions, rf, configs);
-            return topics.get(name).orElseThrow(() -> new org.apache.kafka.common.errors.CoordinatorNotAvailableException(
-                    "topic " + name + " is not in the metadata yet"));
+        if (cluster != null) {
+            throw new IllegalStateException("in a cluster, topics are created by the controller: use createTopicAsync");
         }
         synchronized (topics) { // the lock ReplicaManager takes before creating a log
             TopicRegistry.TopicInfo t = topics.create(name, partitions, configs);
@@ -95,6 +89,29 @@ public final class BrokerContext {
             }
             return t;
         }
+    }
+
+    /**
+     * Creates an internal topic, replicated as widely as {@code offsets.topic.replication.factor}
+     * allows; completes once this broker's metadata has it (exceptionally when the controller refused
+     * or did not answer). Never waits on the calling thread: in a cluster the controller decides.
+     */
+    public java.util.concurrent.CompletableFuture<Void> createTopicAsync(String name, int partitions,
+                                                                         Map<String, String> configs) {
+        dev.varve.broker.cluster.ClusterServices c = cluster;
+        if (c == null) {
+            try {
+                createTopic(name, partitions, configs);
+            } catch (org.apache.kafka.common.errors.TopicExistsException e) {
+                // created concurrently
+            } catch (RuntimeException e) {
+                return java.util.concurrent.CompletableFuture.failedFuture(e);
+            }
+            return java.util.concurrent.CompletableFuture.completedFuture(null);
+        }
+        int alive = (int) replicaManager.cluster().image().brokers().values().stream().filter(b -> !b.fenced()).count();
+        short rf = (short) Math.max(1, Math.min(config.intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), alive));
+        return c.createTopic(name, partitions, rf, configs);
     }
 
     private volatile java.util.function.Consumer<String> autoCreate;

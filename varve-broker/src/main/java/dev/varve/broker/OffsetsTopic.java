@@ -7,8 +7,10 @@ import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -20,6 +22,8 @@ import org.slf4j.LoggerFactory;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The internal compacted topic {@code __consumer_offsets}: where the group coordinator stores
@@ -27,7 +31,8 @@ import java.util.Optional;
  * Kafka computes it), so a group's records are totally ordered. Created on first use with
  * {@code offsets.topic.num.partitions} partitions; replayed into the coordinator at start-up.
  *
- * <p>Thread-safe: appends go through the {@link ReplicaManager}, which serializes per partition.
+ * <p>Thread-safe: appends go through the {@link ReplicaManager}, which serializes per partition;
+ * nothing here waits for another node.
  */
 public final class OffsetsTopic implements GroupStore {
     private static final Logger LOG = LoggerFactory.getLogger(OffsetsTopic.class);
@@ -41,6 +46,8 @@ public final class OffsetsTopic implements GroupStore {
     private final GroupConfig config;
     /** Fixed at start-up (the existing topic's count, else the configured one), as Kafka fixes it. */
     private final int partitions;
+    /** Cluster mode: the creation request in flight, so a burst of FindCoordinator sends one. */
+    private final AtomicReference<CompletableFuture<Void>> creating = new AtomicReference<>();
 
     public OffsetsTopic(BrokerContext broker, GroupConfig config) {
         this.broker = broker;
@@ -69,45 +76,64 @@ public final class OffsetsTopic implements GroupStore {
         return loadPartition(log, offsets, log.logEndOffset());
     }
 
-    /** Creates the topic if it does not exist yet (on the first FindCoordinator or commit). */
-    public void ensureExists() {
+    /**
+     * Whether the topic exists; when it does not, starts creating it and answers false (the caller
+     * answers COORDINATOR_NOT_AVAILABLE and the client retries, as with Kafka). On a single node the
+     * topic is created here and then exists; in a cluster the request goes to the controller and no
+     * request thread waits for it.
+     */
+    public boolean ensureExists() {
         if (broker.topics().get(NAME).isPresent()) {
-            return;
+            return true;
+        }
+        Map<String, String> configs = Map.of(
+                "cleanup.policy", "compact",
+                "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes()),
+                "compression.type", "producer");
+        if (broker.replicaManager().cluster() != null) {
+            CompletableFuture<Void> inFlight = creating.get();
+            if (inFlight == null || inFlight.isDone()) {
+                CompletableFuture<Void> next = new CompletableFuture<>();
+                if (creating.compareAndSet(inFlight, next)) {
+                    broker.createTopicAsync(NAME, partitions, configs).whenComplete((v, e) -> {
+                        if (e != null) {
+                            LOG.warn("creating {} failed (the next request retries): {}", NAME, e.toString());
+                        } else {
+                            LOG.info("created {} with {} partitions", NAME, partitions);
+                        }
+                        next.complete(null);
+                    });
+                }
+            }
+            return broker.topics().get(NAME).isPresent();
         }
         try {
-            broker.createTopic(NAME, partitions, Map.of(
-                    "cleanup.policy", "compact",
-                    "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes()),
-                    "compression.type", "producer"));
+            broker.createTopic(NAME, partitions, configs);
             LOG.info("created {} with {} partitions", NAME, partitions);
         } catch (TopicExistsException e) {
             // created concurrently
         }
+        return true;
     }
 
     @Override
-    public void append(String groupId, List<SimpleRecord> records) {
-        ensureExists();
+    public Write append(String groupId, List<SimpleRecord> records) {
+        if (!ensureExists()) {
+            throw new CoordinatorNotAvailableException(NAME + " is being created");
+        }
         TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
         MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
-        // as acks=all: a commit is answered only once every in-sync replica has it (at once on a single node)
+        // as acks=all: a change is answered only once every in-sync replica has it (at once on a single node)
         ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true);
-        if (appended.info().lastOffset() < 0) {
-            return;
-        }
-        org.apache.kafka.common.protocol.Errors error;
-        try {
-            error = broker.replicaManager().awaitAck(tp, appended, COMMIT_TIMEOUT_MS)
-                    .get(COMMIT_TIMEOUT_MS + 1000, java.util.concurrent.TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            error = org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT;
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            error = org.apache.kafka.common.protocol.Errors.REQUEST_TIMED_OUT;
-        }
-        if (error != org.apache.kafka.common.protocol.Errors.NONE) {
-            throw error.exception("the offsets topic write to " + tp + " was not replicated: " + error);
-        }
+        long last = appended.info().lastOffset();
+        CompletableFuture<Void> committed = broker.replicaManager().awaitAck(tp, appended, COMMIT_TIMEOUT_MS)
+                .thenApply(error -> {
+                    if (error != Errors.NONE) {
+                        throw error.exception("the offsets topic write to " + tp + " was not replicated: " + error);
+                    }
+                    return null;
+                });
+        return new Write(last, committed);
     }
 
     /** Replays every partition of the topic (if it exists) into the coordinator, then completes the load. */

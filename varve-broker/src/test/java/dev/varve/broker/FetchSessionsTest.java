@@ -22,23 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class FetchSessionsTest {
     private static final short VERSION = ApiKeys.FETCH.latestVersion();
     private static final Uuid TOPIC = new Uuid(7, 7);
-    private long nowMs = 1_000;
-    private final Time time = new Time() {
-        @Override
-        public long milliseconds() {
-            return nowMs;
-        }
-
-        @Override
-        public long nanoseconds() {
-            return nowMs * 1_000_000;
-        }
-
-        @Override
-        public void sleep(long ms) {
-            nowMs += ms;
-        }
-    };
+    private final ManualTime time = new ManualTime(1_000);
 
     private static FetchRequestData request(int sessionId, int epoch, int... partitions) {
         FetchRequestData.FetchTopic t = new FetchRequestData.FetchTopic().setTopicId(TOPIC);

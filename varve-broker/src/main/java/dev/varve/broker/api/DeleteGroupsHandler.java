@@ -23,9 +23,11 @@ public final class DeleteGroupsHandler extends AllVersionsHandler {
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         DeleteGroupsRequest req = (DeleteGroupsRequest) request;
-        DeleteGroupsResponseData out = new DeleteGroupsResponseData();
-        groups.deleteGroups(req.data().groupsNames()).forEach((id, error) -> out.results().add(
-                new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(id).setErrorCode(error.code())));
-        return CompletableFuture.completedFuture(new DeleteGroupsResponse(out));
+        return groups.deleteGroups(req.data().groupsNames()).thenApply(results -> {
+            DeleteGroupsResponseData out = new DeleteGroupsResponseData();
+            results.forEach((id, error) -> out.results().add(
+                    new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(id).setErrorCode(error.code())));
+            return new DeleteGroupsResponse(out);
+        });
     }
 }

@@ -59,7 +59,9 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
         };
         if (error == Errors.NONE) {
             try {
-                offsetsTopic.ensureExists();
+                if (!offsetsTopic.ensureExists()) {
+                    error = Errors.COORDINATOR_NOT_AVAILABLE; // being created: the client asks again
+                }
             } catch (RuntimeException e) {
                 error = Errors.COORDINATOR_NOT_AVAILABLE;
             }

@@ -37,7 +37,13 @@ public final class InitProducerIdHandler extends AllVersionsHandler {
         } else if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
             response.setProducerId(data.producerId()).setProducerEpoch((short) (data.producerEpoch() + 1));
         } else {
-            response.setProducerId(broker.producerIds().nextProducerId()).setProducerEpoch((short) 0);
+            try {
+                response.setProducerId(broker.producerIds().nextProducerId()).setProducerEpoch((short) 0);
+            } catch (org.apache.kafka.common.errors.CoordinatorLoadInProgressException e) {
+                // no id at hand until the controller's next block arrives: the client retries
+                response.setErrorCode(Errors.COORDINATOR_LOAD_IN_PROGRESS.code())
+                        .setProducerId(RecordBatch.NO_PRODUCER_ID).setProducerEpoch(RecordBatch.NO_PRODUCER_EPOCH);
+            }
         }
         return CompletableFuture.completedFuture(new InitProducerIdResponse(response));
     }

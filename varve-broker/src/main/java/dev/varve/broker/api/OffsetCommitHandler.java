@@ -76,15 +76,17 @@ public final class OffsetCommitHandler extends AllVersionsHandler {
             }
             out.topics().add(rt);
         }
-        if (!valid.isEmpty()) {
-            Errors stored = offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(),
-                    req.groupInstanceId(), valid);
-            // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9 on
-            Errors error = stored == Errors.GROUP_ID_NOT_FOUND && request.version() < 9 ? Errors.ILLEGAL_GENERATION : stored;
-            pending.forEach(s -> s.response().setErrorCode(error.code()));
-        } else if (req.topics().isEmpty()) {
-            offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid);
+        if (valid.isEmpty() && !req.topics().isEmpty()) {
+            return CompletableFuture.completedFuture(new OffsetCommitResponse(out));
         }
-        return CompletableFuture.completedFuture(new OffsetCommitResponse(out));
+        // an empty request still validates the member (and keeps it alive), as Kafka does
+        return offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid)
+                .thenApply(stored -> {
+                    // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9 on
+                    Errors error = stored == Errors.GROUP_ID_NOT_FOUND && request.version() < 9
+                            ? Errors.ILLEGAL_GENERATION : stored;
+                    pending.forEach(s -> s.response().setErrorCode(error.code()));
+                    return new OffsetCommitResponse(out);
+                });
     }
 }

@@ -47,22 +47,23 @@ public final class OffsetDeleteHandler extends AllVersionsHandler {
                 }
             }
         }
-        GroupOffsets.DeleteOffsetsResult result = groups.deleteOffsets(req.groupId(), known);
-        OffsetDeleteResponseData out = new OffsetDeleteResponseData().setErrorCode(result.groupError().code());
-        if (result.groupError() == Errors.NONE) {
-            Map<TopicPartition, Errors> errors = result.partitions();
-            for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : req.topics()) {
-                OffsetDeleteResponseData.OffsetDeleteResponseTopic rt =
-                        new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(t.name());
-                for (OffsetDeleteRequestData.OffsetDeleteRequestPartition p : t.partitions()) {
-                    Errors e = errors.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()),
-                            Errors.UNKNOWN_TOPIC_OR_PARTITION);
-                    rt.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition()
-                            .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
+        return groups.deleteOffsets(req.groupId(), known).thenApply(result -> {
+            OffsetDeleteResponseData out = new OffsetDeleteResponseData().setErrorCode(result.groupError().code());
+            if (result.groupError() == Errors.NONE) {
+                Map<TopicPartition, Errors> errors = result.partitions();
+                for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : req.topics()) {
+                    OffsetDeleteResponseData.OffsetDeleteResponseTopic rt =
+                            new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(t.name());
+                    for (OffsetDeleteRequestData.OffsetDeleteRequestPartition p : t.partitions()) {
+                        Errors e = errors.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()),
+                                Errors.UNKNOWN_TOPIC_OR_PARTITION);
+                        rt.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition()
+                                .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));
+                    }
+                    out.topics().add(rt);
                 }
-                out.topics().add(rt);
             }
-        }
-        return CompletableFuture.completedFuture(new OffsetDeleteResponse(out));
+            return new OffsetDeleteResponse(out);
+        });
     }
 }

@@ -35,6 +35,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -228,51 +229,39 @@ public final class ClusterServices implements AutoCloseable {
     }
 
     /**
-     * Creates a topic through the controller and waits until this broker's image has it (used by the
-     * group coordinator for {@code __consumer_offsets}).
+     * Creates a topic through the controller; completes once this broker's image has it
+     * (TOPIC_ALREADY_EXISTS counts as created), exceptionally with the controller's error. Used by the
+     * group coordinator for {@code __consumer_offsets}; nothing waits on a request thread.
      */
-    public void createTopicAndWait(String name, int partitions, short replicationFactor, Map<String, String> configs) {
+    public CompletableFuture<Void> createTopic(String name, int partitions, short replicationFactor,
+                                               Map<String, String> configs) {
         CreateTopicsRequestData.CreatableTopic topic = new CreateTopicsRequestData.CreatableTopic().setName(name)
                 .setNumPartitions(partitions).setReplicationFactor(replicationFactor);
         configs.forEach((k, v) -> topic.configs().add(new CreateTopicsRequestData.CreatableTopicConfig().setName(k).setValue(v)));
         CreateTopicsRequestData req = new CreateTopicsRequestData().setTimeoutMs(30_000);
         req.topics().add(topic);
-        try {
-            ControllerChannel.Reply reply = channel.send(ApiKeys.CREATE_TOPICS, req).get(30, TimeUnit.SECONDS);
+        return channel.send(ApiKeys.CREATE_TOPICS, req).thenCompose(reply -> {
             CreateTopicsResponseData resp = (CreateTopicsResponseData) reply.response();
             Errors err = Errors.forCode(resp.topics().iterator().next().errorCode());
             if (err != Errors.NONE && err != Errors.TOPIC_ALREADY_EXISTS) {
                 throw err.exception();
             }
-            channel.awaitMetadata(reply.metadataOffset()).get(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new org.apache.kafka.common.errors.InterruptException(e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw cause instanceof org.apache.kafka.common.errors.ApiException api ? api
-                    : new org.apache.kafka.common.errors.CoordinatorNotAvailableException("cannot create " + name + ": " + cause);
-        }
+            return channel.awaitMetadata(reply.metadataOffset());
+        }).orTimeout(30, TimeUnit.SECONDS);
     }
 
-    /** Reserves the next block of producer ids with the controller: {first, size}. */
-    public long[] allocateProducerIds() {
+    /** Reserves the next block of producer ids with the controller: completes with {first, size}. */
+    public CompletableFuture<long[]> allocateProducerIds() {
         AllocateProducerIdsRequestData req = new AllocateProducerIdsRequestData().setBrokerId(config.nodeId())
                 .setBrokerEpoch(lifecycle.brokerEpoch());
-        try {
-            AllocateProducerIdsResponseData resp = (AllocateProducerIdsResponseData) channel.send(ApiKeys.ALLOCATE_PRODUCER_IDS, req)
-                    .get(30, TimeUnit.SECONDS).response();
+        return channel.send(ApiKeys.ALLOCATE_PRODUCER_IDS, req).thenApply(reply -> {
+            AllocateProducerIdsResponseData resp = (AllocateProducerIdsResponseData) reply.response();
             Errors err = Errors.forCode(resp.errorCode());
             if (err != Errors.NONE) {
                 throw err.exception();
             }
             return new long[]{resp.producerIdStart(), resp.producerIdLen()};
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new org.apache.kafka.common.errors.InterruptException(e);
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-            throw new org.apache.kafka.common.errors.CoordinatorLoadInProgressException("no producer ids from the controller: " + e);
-        }
+        }).orTimeout(30, TimeUnit.SECONDS);
     }
 
     public ControllerChannel channel() {

@@ -66,6 +66,17 @@ final class ClassicGroup {
     final Set<String> pendingSync = new HashSet<>();
     Runnable pendingSyncTimer;
     final Map<TopicPartition, GroupRecords.OffsetValue> offsets = new HashMap<>();
+    /**
+     * Per partition, the offsets-topic position of the last commit or tombstone applied to
+     * {@link #offsets}: writes complete in any order, and one that completes after a later one
+     * (a smaller position) must not undo it. Absent: nothing written since the group was loaded.
+     */
+    private final Map<TopicPartition, Long> offsetWrittenAt = new HashMap<>();
+    /**
+     * The group's deletion (DeleteGroups, or all offsets of an empty group expired) is being written:
+     * it takes no new changes, which would land after its tombstones; it is dead once they are committed.
+     */
+    boolean deleting;
 
     ClassicGroup(String groupId, long nowMs) {
         this.groupId = groupId;
@@ -74,6 +85,30 @@ final class ClassicGroup {
 
     State state() {
         return state;
+    }
+
+    /** Dead, or being deleted: requests are answered as for a group that no longer exists here. */
+    boolean gone() {
+        return state == State.DEAD || deleting;
+    }
+
+    /**
+     * Applies a committed offset written at {@code writtenAt} unless a later write (commit or
+     * tombstone) of the partition was applied already.
+     */
+    void applyCommit(TopicPartition tp, GroupRecords.OffsetValue value, long writtenAt) {
+        if (offsetWrittenAt.getOrDefault(tp, Long.MIN_VALUE) < writtenAt) {
+            offsets.put(tp, value);
+            offsetWrittenAt.put(tp, writtenAt);
+        }
+    }
+
+    /** Applies a tombstone written at {@code writtenAt}, unless a later commit of the partition was applied. */
+    void applyDelete(TopicPartition tp, long writtenAt) {
+        if (offsetWrittenAt.getOrDefault(tp, Long.MIN_VALUE) < writtenAt) {
+            offsets.remove(tp);
+            offsetWrittenAt.put(tp, writtenAt);
+        }
     }
 
     boolean is(State s) {

@@ -22,6 +22,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
 
 /**
  * The group coordinator of the classic consumer-group protocol: membership (JoinGroup, SyncGroup,
@@ -33,7 +34,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * holding that group's monitor, by request threads and by timer tasks alike. A group that became
  * {@link State#DEAD} has been removed from the map; a caller that finds one retries the lookup.
  * Records are written to the {@link GroupStore} under the group's lock, so the stored order is the
- * order of changes.
+ * order of changes; no thread waits for a write to replicate: a change takes effect, and its client
+ * is answered, when the write is committed ({@link #write}).
  */
 public final class GroupCoordinator {
     private static final Logger LOG = LoggerFactory.getLogger(GroupCoordinator.class);
@@ -42,13 +44,20 @@ public final class GroupCoordinator {
     final Time time;
     final GroupTimer timer;
     final GroupStore store;
+    /** Where a write's outcome is applied when it arrives later (see {@link #write}). */
+    private final Executor callbacks;
     final ConcurrentHashMap<String, ClassicGroup> groups = new ConcurrentHashMap<>();
 
-    public GroupCoordinator(GroupConfig config, Time time, GroupTimer timer, GroupStore store) {
+    /**
+     * @param callbacks runs the outcome of writes that complete later: one thread in production (the
+     *                  work is short and never blocks); tests may run it directly
+     */
+    public GroupCoordinator(GroupConfig config, Time time, GroupTimer timer, GroupStore store, Executor callbacks) {
         this.config = config;
         this.time = time;
         this.timer = timer;
         this.store = store;
+        this.callbacks = callbacks;
     }
 
     // ---------------------------------------------------------------- JoinGroup
@@ -80,7 +89,7 @@ public final class GroupCoordinator {
             return joinError(memberId, Errors.UNKNOWN_MEMBER_ID);
         }
         synchronized (group) {
-            if (group.is(State.DEAD)) {
+            if (group.gone()) {
                 // deleted in between: the client retries and finds (or creates) the new group
                 return joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE);
             }
@@ -193,22 +202,27 @@ public final class GroupCoordinator {
         boolean leader = group.isLeader(newMemberId);
         boolean sameSelection = group.protocolName != null && group.protocolName.equals(group.selectProtocol());
         if (group.is(State.STABLE) && sameSelection && (!leader || JoinGroupRequest.supportsSkippingAssignment(version))) {
-            // The stored group must name the new member id, or a restart would restore an id nobody holds.
-            Errors stored = persistGroup(group);
-            if (stored != Errors.NONE) {
-                group.replaceStaticMember(req.groupInstanceId(), newMemberId, oldMemberId);
-                member.protocols = oldProtocols;
-                member.rebalanceTimeoutMs = oldRebalanceTimeoutMs;
-                member.sessionTimeoutMs = oldSessionTimeoutMs;
-                response.complete(joinErrorData(req.memberId(), stored));
-                return;
-            }
-            LOG.info("group {}: static member {} rejoined as {} without a rebalance", group.groupId,
-                    req.groupInstanceId(), newMemberId);
+            // The stored group must name the new member id, or a restart would restore an id nobody holds;
+            // the member answers once that is committed (the old id is fenced from now on, as in Kafka).
+            int generation = group.generationId;
             scheduleHeartbeatExpiry(group, member);
-            JoinGroupResponseData data = joinResponse(group, member, leader);
-            data.setSkipAssignment(leader);
-            response.complete(data);
+            persistGroup(group, (stored, offset) -> {
+                if (stored != Errors.NONE) {
+                    if (newMemberId.equals(group.staticMemberId(req.groupInstanceId())) && group.generationId == generation) {
+                        group.replaceStaticMember(req.groupInstanceId(), newMemberId, oldMemberId);
+                        member.protocols = oldProtocols;
+                        member.rebalanceTimeoutMs = oldRebalanceTimeoutMs;
+                        member.sessionTimeoutMs = oldSessionTimeoutMs;
+                    }
+                    response.complete(joinErrorData(req.memberId(), stored));
+                    return;
+                }
+                LOG.info("group {}: static member {} rejoined as {} without a rebalance", group.groupId,
+                        req.groupInstanceId(), newMemberId);
+                JoinGroupResponseData data = joinResponse(group, member, leader);
+                data.setSkipAssignment(leader);
+                response.complete(data);
+            });
         } else {
             updateMemberAndRebalance(group, member, rebalanceTimeoutMs, req.sessionTimeoutMs(), protocols, response);
         }
@@ -346,10 +360,11 @@ public final class GroupCoordinator {
         group.initNextGeneration(time.milliseconds());
         if (group.is(State.EMPTY)) {
             LOG.info("group {} is empty at generation {}", group.groupId, group.generationId);
-            Errors stored = persistGroup(group);
-            if (stored != Errors.NONE) {
-                LOG.warn("group {}: storing the empty generation failed: {}", group.groupId, stored);
-            }
+            persistGroup(group, (stored, offset) -> {
+                if (stored != Errors.NONE) {
+                    LOG.warn("group {}: storing the empty generation failed: {}", group.groupId, stored);
+                }
+            });
             return;
         }
         LOG.info("group {} starts generation {} with {} member(s), protocol {}", group.groupId, group.generationId,
@@ -431,7 +446,7 @@ public final class GroupCoordinator {
         }
         CompletableFuture<SyncGroupResponseData> response = new CompletableFuture<>();
         synchronized (group) {
-            if (group.is(State.DEAD)) {
+            if (group.gone()) {
                 return CompletableFuture.completedFuture(syncError(Errors.COORDINATOR_NOT_AVAILABLE));
             }
             Errors invalid = validateMember(group, req.memberId(), req.groupInstanceId());
@@ -479,26 +494,33 @@ public final class GroupCoordinator {
             previous.put(m, m.assignment);
             m.assignment = assignments.getOrDefault(m.memberId(), new byte[0]);
         }
-        Errors stored = persistGroup(group);
-        if (stored != Errors.NONE) {
-            previous.forEach((m, a) -> m.assignment = a);
+        // The group stays CompletingRebalance until the assignment is committed: members syncing
+        // meanwhile wait with the others; a rebalance that starts meanwhile answers them itself.
+        int generation = group.generationId;
+        persistGroup(group, (stored, offset) -> {
+            if (!group.is(State.COMPLETING_REBALANCE) || group.generationId != generation) {
+                return; // superseded: a new rebalance began while the write was in flight
+            }
+            if (stored != Errors.NONE) {
+                previous.forEach((m, a) -> m.assignment = a);
+                for (GroupMember m : group.members()) {
+                    if (m.awaitingSync != null) {
+                        m.awaitingSync.complete(syncError(stored));
+                        m.awaitingSync = null;
+                    }
+                }
+                prepareRebalance(group, "storing the assignment failed: " + stored);
+                return;
+            }
+            group.transitionTo(State.STABLE, time.milliseconds());
+            LOG.info("group {} is stable at generation {}", group.groupId, group.generationId);
             for (GroupMember m : group.members()) {
                 if (m.awaitingSync != null) {
-                    m.awaitingSync.complete(syncError(stored));
+                    m.awaitingSync.complete(syncResponse(group, m));
                     m.awaitingSync = null;
                 }
             }
-            prepareRebalance(group, "storing the assignment failed: " + stored);
-            return;
-        }
-        group.transitionTo(State.STABLE, time.milliseconds());
-        LOG.info("group {} is stable at generation {}", group.groupId, group.generationId);
-        for (GroupMember m : group.members()) {
-            if (m.awaitingSync != null) {
-                m.awaitingSync.complete(syncResponse(group, m));
-                m.awaitingSync = null;
-            }
-        }
+        });
     }
 
     private static SyncGroupResponseData syncResponse(ClassicGroup group, GroupMember member) {
@@ -519,7 +541,7 @@ public final class GroupCoordinator {
             return Errors.UNKNOWN_MEMBER_ID;
         }
         synchronized (group) {
-            if (group.is(State.DEAD)) {
+            if (group.gone()) {
                 return Errors.COORDINATOR_NOT_AVAILABLE;
             }
             Errors invalid = validateMember(group, memberId, groupInstanceId);
@@ -563,7 +585,7 @@ public final class GroupCoordinator {
     }
 
     private Errors leave(ClassicGroup group, LeaveGroupRequestData.MemberIdentity identity) {
-        if (group.is(State.DEAD)) {
+        if (group.gone()) {
             return Errors.COORDINATOR_NOT_AVAILABLE;
         }
         String memberId = identity.memberId();
@@ -674,14 +696,58 @@ public final class GroupCoordinator {
         return group.has(memberId) ? Errors.NONE : Errors.UNKNOWN_MEMBER_ID;
     }
 
-    /** Writes the group's membership record; the error to answer with when that fails. */
-    Errors persistGroup(ClassicGroup group) {
+    /** Writes the group's membership record; {@code done} gets NONE or the error to answer with. */
+    void persistGroup(ClassicGroup group, WriteDone done) {
+        write(group, List.of(new SimpleRecord(time.milliseconds(),
+                GroupRecords.groupMetadataKey(group.groupId), GroupRecords.groupValue(group.toValue()))), done);
+    }
+
+    /** The outcome of a write: NONE or the error a group client understands, and its last offset (-1 if none). */
+    @FunctionalInterface
+    interface WriteDone {
+        void accept(Errors error, long lastOffset);
+    }
+
+    /**
+     * Writes records for a group (the caller holds its lock) and hands the outcome to {@code done},
+     * under the group's lock: at once when it is known already (a single node), else on the callback
+     * executor once the write is committed or failed. Never on the thread that completed the write:
+     * that thread may hold another group's lock (its own append advanced the high watermark), and two
+     * groups waiting for each other's lock would stop both.
+     */
+    void write(ClassicGroup group, List<SimpleRecord> records, WriteDone done) {
+        GroupStore.Write w;
         try {
-            store.append(group.groupId, List.of(new SimpleRecord(time.milliseconds(),
-                    GroupRecords.groupMetadataKey(group.groupId), GroupRecords.groupValue(group.toValue()))));
-            return Errors.NONE;
+            w = store.append(group.groupId, records);
         } catch (RuntimeException e) {
-            return storeError(group.groupId, e);
+            done.accept(storeError(group.groupId, e), -1);
+            return;
+        }
+        CompletableFuture<Void> committed = w.committed();
+        if (committed.isDone()) {
+            done.accept(outcome(group.groupId, committed), w.lastOffset());
+            return;
+        }
+        committed.whenComplete((v, e) -> {
+            try {
+                callbacks.execute(() -> {
+                    synchronized (group) {
+                        done.accept(outcome(group.groupId, committed), w.lastOffset());
+                    }
+                });
+            } catch (java.util.concurrent.RejectedExecutionException shutdown) {
+                LOG.debug("group {}: write outcome dropped at shutdown", group.groupId);
+            }
+        });
+    }
+
+    private static Errors outcome(String groupId, CompletableFuture<Void> committed) {
+        try {
+            committed.join();
+            return Errors.NONE;
+        } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            return storeError(groupId, cause instanceof RuntimeException r ? r : new RuntimeException(cause));
         }
     }
 

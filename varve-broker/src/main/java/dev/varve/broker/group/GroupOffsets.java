@@ -19,13 +19,15 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Committed offsets and the group admin operations (describe, list, delete, offset delete,
  * retention, replay at start-up) over the groups of a {@link GroupCoordinator}.
  *
  * <p>Thread-safety: as the coordinator's: every group is read and changed under its monitor; a
- * change is stored before memory reflects it, so what a client was told is what a restart replays.
+ * change is stored, and committed, before memory reflects it and its client is answered, so what a
+ * client was told is what a restart replays. Nothing waits for the write: the answer completes later.
  */
 public final class GroupOffsets {
     private static final Logger LOG = LoggerFactory.getLogger(GroupOffsets.class);
@@ -46,28 +48,30 @@ public final class GroupOffsets {
      * not exist is created for a simple commit.
      *
      * @param offsets the offsets; their commit timestamps are set here, to the coordinator's clock
-     * @return NONE, or the error for every partition of the request
+     * @return completes, once the commit is stored and visible, with NONE, or with the error for every
+     *         partition of the request
      */
-    public Errors commit(String groupId, int generationId, String memberId, String groupInstanceId,
-                         Map<TopicPartition, GroupRecords.OffsetValue> offsets) {
+    public CompletableFuture<Errors> commit(String groupId, int generationId, String memberId, String groupInstanceId,
+                                            Map<TopicPartition, GroupRecords.OffsetValue> offsets) {
         if (groupId == null || groupId.isEmpty()) {
-            return Errors.INVALID_GROUP_ID;
+            return done(Errors.INVALID_GROUP_ID);
         }
         ClassicGroup group = coordinator.groups.get(groupId);
         if (group == null) {
             if (generationId >= 0) {
                 // a member of a group that no longer exists (the handler answers ILLEGAL_GENERATION before v9)
-                return Errors.GROUP_ID_NOT_FOUND;
+                return done(Errors.GROUP_ID_NOT_FOUND);
             }
             group = coordinator.getOrCreate(groupId);
         }
+        CompletableFuture<Errors> result = new CompletableFuture<>();
         synchronized (group) {
             Errors invalid = validateCommit(group, generationId, memberId, groupInstanceId);
             if (invalid != Errors.NONE) {
-                return invalid;
+                return done(invalid);
             }
             if (offsets.isEmpty()) {
-                return Errors.NONE;
+                return done(Errors.NONE);
             }
             List<SimpleRecord> records = new ArrayList<>(offsets.size());
             long now = coordinator.time.milliseconds();
@@ -77,21 +81,26 @@ public final class GroupOffsets {
                 stamped.put(tp, value);
                 records.add(new SimpleRecord(now, GroupRecords.offsetCommitKey(groupId, tp), GroupRecords.offsetValue(value)));
             });
-            try {
-                coordinator.store.append(groupId, records);
-            } catch (RuntimeException e) {
-                return GroupCoordinator.storeError(groupId, e);
-            }
-            group.offsets.putAll(stamped);
             if (generationId >= 0 && group.has(memberId)) {
                 coordinator.scheduleHeartbeatExpiry(group, group.get(memberId)); // a commit is a sign of life
             }
-            return Errors.NONE;
+            ClassicGroup g = group;
+            coordinator.write(group, records, (stored, writtenAt) -> {
+                if (stored == Errors.NONE) {
+                    stamped.forEach((tp, v) -> g.applyCommit(tp, v, writtenAt));
+                }
+                result.complete(stored);
+            });
         }
+        return result;
+    }
+
+    private static <T> CompletableFuture<T> done(T value) {
+        return CompletableFuture.completedFuture(value);
     }
 
     private static Errors validateCommit(ClassicGroup group, int generationId, String memberId, String instanceId) {
-        if (group.is(State.DEAD)) {
+        if (group.gone()) {
             return Errors.COORDINATOR_NOT_AVAILABLE;
         }
         boolean anonymous = generationId < 0 && (memberId == null || memberId.isEmpty()) && instanceId == null;
@@ -153,18 +162,18 @@ public final class GroupOffsets {
      * (GROUP_SUBSCRIBED_TO_TOPIC) for topics an active consumer group subscribes to, and for the whole
      * group (NON_EMPTY_GROUP) when it has members of another protocol type.
      */
-    public DeleteOffsetsResult deleteOffsets(String groupId, Collection<TopicPartition> partitions) {
+    public CompletableFuture<DeleteOffsetsResult> deleteOffsets(String groupId, Collection<TopicPartition> partitions) {
         ClassicGroup group = coordinator.groups.get(groupId);
         if (group == null) {
-            return new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+            return done(new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of()));
         }
         synchronized (group) {
-            if (group.is(State.DEAD)) {
-                return new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of());
+            if (group.gone()) {
+                return done(new DeleteOffsetsResult(Errors.GROUP_ID_NOT_FOUND, Map.of()));
             }
             if (group.size() > 0 && !org.apache.kafka.clients.consumer.internals.ConsumerProtocol.PROTOCOL_TYPE
                     .equals(group.protocolType)) {
-                return new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of()); // e.g. a Connect group
+                return done(new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of())); // e.g. a Connect group
             }
             // topics it cannot tell (no generation yet, an unreadable subscription) count as not subscribed
             Set<String> subscribed = group.subscribedTopics().orElse(Set.of());
@@ -180,16 +189,19 @@ public final class GroupOffsets {
                     }
                 }
             }
-            Errors stored = removeOffsets(group, deleted, false);
-            if (stored != Errors.NONE) {
-                return new DeleteOffsetsResult(stored, Map.of());
-            }
-            return new DeleteOffsetsResult(Errors.NONE, result);
+            return removeOffsets(group, deleted, false).thenApply(stored -> stored != Errors.NONE
+                    ? new DeleteOffsetsResult(stored, Map.of()) : new DeleteOffsetsResult(Errors.NONE, result));
         }
     }
 
-    /** Writes tombstones for the offsets (and the group, when asked), then forgets them. Holds the lock. */
-    private Errors removeOffsets(ClassicGroup group, Collection<TopicPartition> partitions, boolean andGroup) {
+    /**
+     * Writes tombstones for the offsets (and the group, when asked: it takes no changes meanwhile and
+     * is dead once they are committed), and forgets the offsets once they are committed. Holds the lock.
+     *
+     * @return completes with NONE or the error to answer with, once that is decided
+     */
+    private CompletableFuture<Errors> removeOffsets(ClassicGroup group, Collection<TopicPartition> partitions,
+                                                    boolean andGroup) {
         List<SimpleRecord> tombstones = new ArrayList<>();
         long now = coordinator.time.milliseconds();
         for (TopicPartition tp : partitions) {
@@ -199,43 +211,56 @@ public final class GroupOffsets {
             tombstones.add(new SimpleRecord(now, GroupRecords.groupMetadataKey(group.groupId), null));
         }
         if (tombstones.isEmpty()) {
-            return Errors.NONE;
+            return done(Errors.NONE);
         }
-        try {
-            coordinator.store.append(group.groupId, tombstones);
-        } catch (RuntimeException e) {
-            return GroupCoordinator.storeError(group.groupId, e);
+        if (andGroup) {
+            group.deleting = true;
         }
-        partitions.forEach(group.offsets::remove);
-        return Errors.NONE;
+        List<TopicPartition> removed = List.copyOf(partitions);
+        CompletableFuture<Errors> result = new CompletableFuture<>();
+        coordinator.write(group, tombstones, (stored, writtenAt) -> {
+            if (stored == Errors.NONE) {
+                removed.forEach(tp -> group.applyDelete(tp, writtenAt));
+                if (andGroup) {
+                    markDead(group);
+                }
+            } else if (andGroup) {
+                group.deleting = false;
+            }
+            result.complete(stored);
+        });
+        return result;
     }
 
     // ---------------------------------------------------------------- DeleteGroups
 
-    /** Deletes empty groups with their offsets: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP or NONE per group. */
-    public Map<String, Errors> deleteGroups(Collection<String> groupIds) {
-        Map<String, Errors> out = new LinkedHashMap<>();
+    /**
+     * Deletes empty groups with their offsets: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP or NONE per group,
+     * each once its deletion is committed.
+     */
+    public CompletableFuture<Map<String, Errors>> deleteGroups(Collection<String> groupIds) {
+        Map<String, CompletableFuture<Errors>> pending = new LinkedHashMap<>();
         for (String groupId : groupIds) {
             ClassicGroup group = coordinator.groups.get(groupId);
             if (group == null) {
-                out.put(groupId, Errors.GROUP_ID_NOT_FOUND);
+                pending.put(groupId, done(Errors.GROUP_ID_NOT_FOUND));
                 continue;
             }
             synchronized (group) {
-                if (group.is(State.DEAD)) {
-                    out.put(groupId, Errors.GROUP_ID_NOT_FOUND);
+                if (group.gone()) {
+                    pending.put(groupId, done(Errors.GROUP_ID_NOT_FOUND));
                 } else if (!group.is(State.EMPTY)) {
-                    out.put(groupId, Errors.NON_EMPTY_GROUP);
+                    pending.put(groupId, done(Errors.NON_EMPTY_GROUP));
                 } else {
-                    Errors stored = removeOffsets(group, List.copyOf(group.offsets.keySet()), true);
-                    if (stored == Errors.NONE) {
-                        markDead(group);
-                    }
-                    out.put(groupId, stored);
+                    pending.put(groupId, removeOffsets(group, List.copyOf(group.offsets.keySet()), true));
                 }
             }
         }
-        return out;
+        return CompletableFuture.allOf(pending.values().toArray(new CompletableFuture<?>[0])).thenApply(v -> {
+            Map<String, Errors> out = new LinkedHashMap<>();
+            pending.forEach((id, f) -> out.put(id, f.join()));
+            return out;
+        });
     }
 
     private void markDead(ClassicGroup group) {
@@ -282,7 +307,7 @@ public final class GroupOffsets {
         for (ClassicGroup group : coordinator.groups.values()) {
             synchronized (group) {
                 String state = group.state().kafkaName;
-                if (group.is(State.DEAD)
+                if (group.gone()
                         || (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state)))) {
                     continue;
                 }
@@ -311,7 +336,7 @@ public final class GroupOffsets {
         int expired = 0;
         for (ClassicGroup group : coordinator.groups.values()) {
             synchronized (group) {
-                if (group.is(State.DEAD)) {
+                if (group.gone()) {
                     continue;
                 }
                 List<TopicPartition> due = new ArrayList<>();
@@ -339,11 +364,9 @@ public final class GroupOffsets {
                 if (due.isEmpty() && !removeGroup) {
                     continue;
                 }
-                if (removeOffsets(group, due, removeGroup) == Errors.NONE) {
-                    expired += due.size();
-                    if (removeGroup) {
-                        markDead(group);
-                    }
+                CompletableFuture<Errors> removal = removeOffsets(group, due, removeGroup);
+                if (!removal.isDone() || removal.join() == Errors.NONE) {
+                    expired += due.size(); // written; forgotten once committed
                 }
             }
         }
@@ -357,12 +380,16 @@ public final class GroupOffsets {
     public void removeOffsetsOfTopic(String topic) {
         for (ClassicGroup group : coordinator.groups.values()) {
             synchronized (group) {
-                if (group.is(State.DEAD)) {
+                if (group.gone()) {
                     continue;
                 }
                 List<TopicPartition> gone = group.offsets.keySet().stream().filter(tp -> tp.topic().equals(topic)).toList();
-                if (!gone.isEmpty() && removeOffsets(group, gone, false) == Errors.NONE) {
-                    LOG.info("group {}: dropped {} offset(s) of deleted topic {}", group.groupId, gone.size(), topic);
+                if (!gone.isEmpty()) {
+                    removeOffsets(group, gone, false).thenAccept(stored -> {
+                        if (stored == Errors.NONE) {
+                            LOG.info("group {}: dropped {} offset(s) of deleted topic {}", group.groupId, gone.size(), topic);
+                        }
+                    });
                 }
             }
         }

@@ -30,11 +30,23 @@ class GroupCoordinatorTest {
     private final ManualGroupTimer timer = new ManualGroupTimer();
     private final List<SimpleRecord> stored = new ArrayList<>();
     private boolean storeFails;
+    /**
+     * When not null, writes are appended but wait here to be committed (in-sync followers that have
+     * not fetched them yet) until the test completes them; when null they are committed at once.
+     */
+    private List<CompletableFuture<Void>> uncommitted;
     private final GroupStore store = (groupId, records) -> {
         if (storeFails) {
             throw new KafkaStorageException("disk gone");
         }
         stored.addAll(records);
+        long last = stored.size() - 1;
+        if (uncommitted == null) {
+            return GroupStore.Write.committedAt(last);
+        }
+        CompletableFuture<Void> committed = new CompletableFuture<>();
+        uncommitted.add(committed);
+        return new GroupStore.Write(last, committed);
     };
     private GroupCoordinator coordinator = coordinator(0);
     private GroupOffsets offsets = new GroupOffsets(coordinator);
@@ -43,7 +55,7 @@ class GroupCoordinatorTest {
         GroupConfig c = GroupConfig.defaults();
         return new GroupCoordinator(new GroupConfig(c.offsetsTopicNumPartitions(), c.offsetsTopicSegmentBytes(),
                 initialDelayMs, c.minSessionTimeoutMs(), c.maxSessionTimeoutMs(), c.maxSize(), 60_000, 1000,
-                c.offsetMetadataMaxBytes()), timer, timer, store);
+                c.offsetMetadataMaxBytes()), timer, timer, store, Runnable::run);
     }
 
     private static byte[] subscription(String... topics) {
@@ -119,9 +131,9 @@ class GroupCoordinatorTest {
         assertThat(bSync.join().assignment()).containsExactly(2);
         // the old generation is fenced
         assertThat(heartbeat(a)).isEqualTo(Errors.ILLEGAL_GENERATION);
-        assertThat(offsets.commit("g", 1, a.memberId(), null, Map.of(new TopicPartition("t", 0), offset(5))))
+        assertThat(commit("g", 1, a.memberId(), null, Map.of(new TopicPartition("t", 0), offset(5))))
                 .isEqualTo(Errors.ILLEGAL_GENERATION);
-        assertThat(offsets.commit("g", 2, a.memberId(), null, Map.of(new TopicPartition("t", 0), offset(5))))
+        assertThat(commit("g", 2, a.memberId(), null, Map.of(new TopicPartition("t", 0), offset(5))))
                 .isEqualTo(Errors.NONE);
     }
 
@@ -165,13 +177,13 @@ class GroupCoordinatorTest {
     void commitsDuringCompletingRebalanceAreRefusedUntilTheAssignmentArrives() {
         JoinGroupResponseData a = joinNew().join();
         TopicPartition tp = new TopicPartition("t", 0);
-        assertThat(offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(1))))
+        assertThat(commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(1))))
                 .isEqualTo(Errors.REBALANCE_IN_PROGRESS);
         sync(a, Map.of());
-        assertThat(offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(1))))
+        assertThat(commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(1))))
                 .isEqualTo(Errors.NONE);
         // a simple (memberless) commit to an active group is refused
-        assertThat(offsets.commit("g", -1, "", null, Map.of(tp, offset(9)))).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        assertThat(commit("g", -1, "", null, Map.of(tp, offset(9)))).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
         assertThat(offsets.fetch("g", List.of(tp)).get(tp).offset()).isEqualTo(1);
     }
 
@@ -229,7 +241,7 @@ class GroupCoordinatorTest {
     @Test
     void aStaticMemberAbsentOnlyForTheRebalanceIsKeptAndTheLeaderMovesToOneThatRejoined() {
         coordinator = new GroupCoordinator(new GroupConfig(5, 1 << 20, 0, 6000, 1_800_000, 100, 60_000, 1000, 4096),
-                timer, timer, store);
+                timer, timer, store, Runnable::run);
         offsets = new GroupOffsets(coordinator);
         JoinGroupRequestData staticReq = joinRequest("", "static-s", subscription("t"))
                 .setSessionTimeoutMs(120_000).setRebalanceTimeoutMs(REBALANCE_MS);
@@ -296,13 +308,13 @@ class GroupCoordinatorTest {
         JoinGroupResponseData a = joinNew().join();
         sync(a, Map.of());
         TopicPartition tp = new TopicPartition("t", 0);
-        offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(42)));
-        assertThat(offsets.deleteGroups(List.of("g", "nope")))
+        commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(42)));
+        assertThat(deleteGroups(List.of("g", "nope")))
                 .containsEntry("g", Errors.NON_EMPTY_GROUP).containsEntry("nope", Errors.GROUP_ID_NOT_FOUND);
         assertThat(coordinator.leaveGroup("g", List.of(new LeaveGroupRequestData.MemberIdentity().setMemberId(a.memberId()))))
                 .extracting(m -> Errors.forCode(m.errorCode())).containsExactly(Errors.NONE);
         assertThat(offsets.describe("g").groupState()).isEqualTo("Empty");
-        assertThat(offsets.deleteGroups(List.of("g"))).containsEntry("g", Errors.NONE);
+        assertThat(deleteGroups(List.of("g"))).containsEntry("g", Errors.NONE);
         assertThat(offsets.fetch("g", null)).isEmpty();
         assertThat(offsets.list(List.of(), List.of())).isEmpty();
         // tombstones for the offset and the group were written last
@@ -315,18 +327,18 @@ class GroupCoordinatorTest {
         sync(a, Map.of());
         TopicPartition subscribed = new TopicPartition("t", 0);
         TopicPartition other = new TopicPartition("old", 0);
-        offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(subscribed, offset(1), other, offset(2)));
-        GroupOffsets.DeleteOffsetsResult r = offsets.deleteOffsets("g", List.of(subscribed, other));
+        commit("g", a.generationId(), a.memberId(), null, Map.of(subscribed, offset(1), other, offset(2)));
+        GroupOffsets.DeleteOffsetsResult r = deleteOffsets("g", List.of(subscribed, other));
         assertThat(r.groupError()).isEqualTo(Errors.NONE);
         assertThat(r.partitions()).containsEntry(subscribed, Errors.GROUP_SUBSCRIBED_TO_TOPIC).containsEntry(other, Errors.NONE);
         assertThat(offsets.fetch("g", null)).containsOnlyKeys(subscribed);
-        assertThat(offsets.deleteOffsets("missing", List.of(other)).groupError()).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
+        assertThat(deleteOffsets("missing", List.of(other)).groupError()).isEqualTo(Errors.GROUP_ID_NOT_FOUND);
     }
 
     @Test
     void offsetsOfAnEmptyGroupExpireAfterRetentionAndTheGroupGoes() {
         TopicPartition tp = new TopicPartition("t", 0);
-        assertThat(offsets.commit("simple", -1, "", null, Map.of(tp, offset(3)))).isEqualTo(Errors.NONE);
+        assertThat(commit("simple", -1, "", null, Map.of(tp, offset(3)))).isEqualTo(Errors.NONE);
         timer.advance(59_000);
         assertThat(offsets.expireOffsets()).isZero();
         timer.advance(1_000);
@@ -353,10 +365,10 @@ class GroupCoordinatorTest {
         JoinGroupResponseData a = joinNew().join();
         sync(a, Map.of(a.memberId(), new byte[]{5}));
         TopicPartition tp = new TopicPartition("t", 1);
-        offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(10)));
-        offsets.commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(20)));
-        offsets.commit("s", -1, "", null, Map.of(tp, offset(7)));
-        offsets.deleteGroups(List.of("s"));
+        commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(10)));
+        commit("g", a.generationId(), a.memberId(), null, Map.of(tp, offset(20)));
+        commit("s", -1, "", null, Map.of(tp, offset(7)));
+        deleteGroups(List.of("s"));
 
         GroupCoordinator restarted = coordinator(0);
         GroupOffsets restored = new GroupOffsets(restarted);
@@ -371,6 +383,129 @@ class GroupCoordinatorTest {
         // a restored member that never comes back expires
         timer.advance(SESSION_MS + 1);
         assertThat(restored.describe("g").groupState()).isIn("PreparingRebalance", "Empty");
+    }
+
+    // ---------------------------------------------------------------- writes that commit later
+
+    @Test
+    void aCommitIsAnsweredAndVisibleOnlyOnceStoredAndAnEarlierWriteCommittingLateDoesNotUndoALaterOne() {
+        TopicPartition tp = new TopicPartition("t", 0);
+        uncommitted = new ArrayList<>();
+        CompletableFuture<Errors> first = offsets.commit("s", -1, "", null, Map.of(tp, offset(10)));
+        CompletableFuture<Errors> second = offsets.commit("s", -1, "", null, Map.of(tp, offset(20)));
+        assertThat(first).isNotDone();
+        assertThat(second).isNotDone();
+        assertThat(offsets.fetch("s", null)).isEmpty(); // nothing committed yet: nothing visible
+        uncommitted.get(1).complete(null);
+        assertThat(second.join()).isEqualTo(Errors.NONE);
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(20);
+        uncommitted.get(0).complete(null);
+        assertThat(first.join()).isEqualTo(Errors.NONE);
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(20); // the log's last value, as a replay
+    }
+
+    @Test
+    void aCommitThatIsNotReplicatedIsAnsweredWithARetriableErrorAndChangesNothing() {
+        TopicPartition tp = new TopicPartition("t", 0);
+        commit("s", -1, "", null, Map.of(tp, offset(5)));
+        uncommitted = new ArrayList<>();
+        CompletableFuture<Errors> timedOut = offsets.commit("s", -1, "", null, Map.of(tp, offset(6)));
+        CompletableFuture<Errors> moved = offsets.commit("s", -1, "", null, Map.of(tp, offset(7)));
+        uncommitted.get(0).completeExceptionally(new org.apache.kafka.common.errors.TimeoutException("no ack"));
+        uncommitted.get(1).completeExceptionally(new org.apache.kafka.common.errors.NotLeaderOrFollowerException("moved"));
+        assertThat(timedOut.join()).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(moved.join()).isEqualTo(Errors.NOT_COORDINATOR);
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(5);
+    }
+
+    @Test
+    void theGroupStaysCompletingRebalanceUntilItsAssignmentIsStored() {
+        JoinGroupResponseData a = joinNew().join();
+        uncommitted = new ArrayList<>();
+        CompletableFuture<SyncGroupResponseData> s = syncAsync(a, Map.of(a.memberId(), new byte[]{7}));
+        assertThat(s).isNotDone();
+        assertThat(offsets.describe("g").groupState()).isEqualTo("CompletingRebalance");
+        assertThat(commit("g", a.generationId(), a.memberId(), null, Map.of(new TopicPartition("t", 0), offset(1))))
+                .isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        uncommitted.get(0).complete(null);
+        assertThat(s.join().assignment()).containsExactly(7);
+        assertThat(offsets.describe("g").groupState()).isEqualTo("Stable");
+    }
+
+    @Test
+    void anAssignmentStoredAfterTheRebalanceMovedOnChangesNothing() {
+        JoinGroupResponseData a = joinNew().join();
+        uncommitted = new ArrayList<>();
+        CompletableFuture<SyncGroupResponseData> s = syncAsync(a, Map.of(a.memberId(), new byte[]{7}));
+        CompletableFuture<JoinGroupResponseData> b = joinNew(); // a second member: a new rebalance begins
+        assertThat(Errors.forCode(s.join().errorCode())).isEqualTo(Errors.REBALANCE_IN_PROGRESS);
+        uncommitted.get(0).complete(null); // the old generation's assignment arrives late
+        assertThat(offsets.describe("g").groupState()).isEqualTo("PreparingRebalance");
+        CompletableFuture<JoinGroupResponseData> aAgain = join(a.memberId(), null);
+        assertThat(aAgain.join().generationId()).isEqualTo(2);
+        assertThat(b.join().generationId()).isEqualTo(2);
+    }
+
+    @Test
+    void aGroupBeingDeletedTakesNoChangesAndIsGoneOnceItsTombstonesAreStored() {
+        TopicPartition tp = new TopicPartition("t", 0);
+        commit("s", -1, "", null, Map.of(tp, offset(3)));
+        uncommitted = new ArrayList<>();
+        CompletableFuture<Map<String, Errors>> deleted = offsets.deleteGroups(List.of("s"));
+        assertThat(deleted).isNotDone();
+        // a commit now would land after the tombstones and vanish with the group: it is refused, retriably
+        assertThat(offsets.commit("s", -1, "", null, Map.of(tp, offset(4))).join()).isEqualTo(Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(deleteGroups(List.of("s"))).containsEntry("s", Errors.GROUP_ID_NOT_FOUND);
+        uncommitted.get(0).complete(null);
+        assertThat(deleted.join()).containsEntry("s", Errors.NONE);
+        assertThat(offsets.list(List.of(), List.of())).isEmpty();
+        uncommitted = null;
+        assertThat(commit("s", -1, "", null, Map.of(tp, offset(4)))).isEqualTo(Errors.NONE); // a new group
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(4);
+    }
+
+    @Test
+    void aDeletionThatIsNotStoredLeavesTheGroupAsItWas() {
+        TopicPartition tp = new TopicPartition("t", 0);
+        commit("s", -1, "", null, Map.of(tp, offset(3)));
+        uncommitted = new ArrayList<>();
+        CompletableFuture<Map<String, Errors>> deleted = offsets.deleteGroups(List.of("s"));
+        uncommitted.get(0).completeExceptionally(new org.apache.kafka.common.errors.NotEnoughReplicasException("isr"));
+        assertThat(deleted.join()).containsEntry("s", Errors.COORDINATOR_NOT_AVAILABLE);
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(3);
+        uncommitted = null;
+        assertThat(commit("s", -1, "", null, Map.of(tp, offset(4)))).isEqualTo(Errors.NONE);
+    }
+
+    @Test
+    void aWriteCompletedByAnotherThreadIsAppliedOnTheCallbackExecutorNotOnThatThread() throws Exception {
+        List<Runnable> queued = new ArrayList<>();
+        coordinator = new GroupCoordinator(GroupConfig.defaults(), timer, timer, store, queued::add);
+        offsets = new GroupOffsets(coordinator);
+        TopicPartition tp = new TopicPartition("t", 0);
+        uncommitted = new ArrayList<>();
+        CompletableFuture<Errors> c = offsets.commit("s", -1, "", null, Map.of(tp, offset(9)));
+        Thread replicator = new Thread(() -> uncommitted.get(0).complete(null)); // e.g. a follower's fetch
+        replicator.start();
+        replicator.join();
+        assertThat(c).isNotDone(); // the completing thread did not run the group's change
+        assertThat(queued).hasSize(1);
+        queued.get(0).run();
+        assertThat(c.join()).isEqualTo(Errors.NONE);
+        assertThat(offsets.fetch("s", null).get(tp).offset()).isEqualTo(9);
+    }
+
+    private Errors commit(String groupId, int generation, String memberId, String instanceId,
+                          Map<TopicPartition, GroupRecords.OffsetValue> o) {
+        return offsets.commit(groupId, generation, memberId, instanceId, o).join();
+    }
+
+    private Map<String, Errors> deleteGroups(List<String> ids) {
+        return offsets.deleteGroups(ids).join();
+    }
+
+    private GroupOffsets.DeleteOffsetsResult deleteOffsets(String groupId, List<TopicPartition> partitions) {
+        return offsets.deleteOffsets(groupId, partitions).join();
     }
 
     private static GroupRecords.OffsetValue offset(long o) {

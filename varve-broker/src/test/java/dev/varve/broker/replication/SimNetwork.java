@@ -56,22 +56,7 @@ final class SimNetwork {
 
     /** The simulated clock as Kafka's {@link Time} (for code that asks for one, e.g. the fetch session cache); it never sleeps. */
     Time time() {
-        return new Time() {
-            @Override
-            public long milliseconds() {
-                return nowMs;
-            }
-
-            @Override
-            public long nanoseconds() {
-                return nowMs * 1_000_000;
-            }
-
-            @Override
-            public void sleep(long ms) {
-                throw new UnsupportedOperationException("nothing sleeps in the simulation");
-            }
-        };
+        return dev.varve.broker.ManualTime.viewOf(() -> nowMs);
     }
 
     /** Runs {@code action} {@code delayMs} from now. */
