@@ -102,7 +102,8 @@ public final class ReplicaManager {
         }
         PartitionLog log = log(tp);
         LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH);
-        log.updateHighWatermark(log.logEndOffset());
+        // committed at once; forward only: a racing append may have moved it past this one's end already
+        log.maybeIncrementHighWatermark(info.lastOffset() + 1);
         if (info.numRecords() > 0) {
             purgatory.wake(tp);
         }

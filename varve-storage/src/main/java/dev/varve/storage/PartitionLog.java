@@ -458,6 +458,20 @@ public final class PartitionLog implements AutoCloseable {
         return recoveryPoint;
     }
 
+    /**
+     * Moves the high watermark forward to {@code offset} (clamped to the log end), never back: for a
+     * leader that commits each append at once (a single node), where appends racing each other may
+     * report their ends out of order.
+     *
+     * @return the high watermark now
+     */
+    public long maybeIncrementHighWatermark(long offset) {
+        synchronized (lock) {
+            highWatermark = Math.max(highWatermark, Math.max(logStartOffset, Math.min(offset, logEnd.offset())));
+            return highWatermark;
+        }
+    }
+
     /** Sets the high watermark (clamped to [log start, log end]); the replication layer owns its value. */
     public long updateHighWatermark(long offset) {
         synchronized (lock) {
