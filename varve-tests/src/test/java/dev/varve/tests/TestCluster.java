@@ -338,7 +338,6 @@ public final class TestCluster implements AutoCloseable {
         throw new AssertionError(n + " brokers not unfenced within " + timeoutMs + " ms", last);
     }
 
-    /** The partitions of {@code topic} as the cluster describes them. */
     /** Creates {@code topic} and waits until every partition has a leader and {@code rf} replicas in sync. */
     public static void createAndAwaitInSync(Admin admin, org.apache.kafka.clients.admin.NewTopic topic, Duration within)
             throws Exception {
@@ -351,6 +350,7 @@ public final class TestCluster implements AutoCloseable {
                 }));
     }
 
+    /** The partitions of {@code topic} as the cluster describes them. */
     public static List<TopicPartitionInfo> describe(Admin admin, String topic) throws Exception {
         TopicDescription d = admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS).get(topic);
         return d.partitions();

@@ -1,6 +1,7 @@
 package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
+import dev.varve.broker.cluster.ClusterReplicaManager;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.OffsetOutOfRangeException;
@@ -17,6 +18,8 @@ import org.apache.kafka.common.requests.DeleteRecordsRequest;
 import org.apache.kafka.common.requests.DeleteRecordsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -29,6 +32,12 @@ import java.util.concurrent.CompletableFuture;
  * OFFSET_OUT_OF_RANGE; an unknown partition UNKNOWN_TOPIC_OR_PARTITION; an offline one
  * KAFKA_STORAGE_ERROR. On a single node the high watermark is the log end, so there is nothing to
  * wait for and the request's timeout is not needed.
+ *
+ * <p>In a cluster, as Kafka's DelayedDeleteRecords, a partition is answered once every live replica's
+ * log starts at or after the offset (the low watermark), so "deleted" survives a failover to any of
+ * them; REQUEST_TIMED_OUT after the request's timeout (the deletion stands on the replicas that made
+ * it, and the others make it as they fetch), NOT_LEADER_OR_FOLLOWER if leadership moves meanwhile.
+ * No request thread waits.
  */
 public final class DeleteRecordsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -42,6 +51,7 @@ public final class DeleteRecordsHandler extends AllVersionsHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         DeleteRecordsRequest req = (DeleteRecordsRequest) request;
         DeleteRecordsResponseData response = new DeleteRecordsResponseData();
+        List<CompletableFuture<Void>> waits = new ArrayList<>();
         for (DeleteRecordsTopic topic : req.data().topics()) {
             DeleteRecordsTopicResult tr = response.topics().find(topic.name());
             if (tr == null) {
@@ -49,7 +59,21 @@ public final class DeleteRecordsHandler extends AllVersionsHandler {
                 response.topics().add(tr);
             }
             for (DeleteRecordsPartition p : topic.partitions()) {
-                DeleteRecordsPartitionResult pr = delete(new TopicPartition(topic.name(), p.partitionIndex()), p.offset());
+                TopicPartition tp = new TopicPartition(topic.name(), p.partitionIndex());
+                DeleteRecordsPartitionResult pr = delete(tp, p.offset());
+                ClusterReplicaManager cluster = broker.replicaManager().cluster();
+                if (cluster != null && pr.errorCode() == Errors.NONE.code()) {
+                    // answered when every live replica has moved its log start there too
+                    waits.add(cluster.awaitLowWatermark(tp, pr.lowWatermark(), req.data().timeoutMs())
+                            .thenAccept(error -> {
+                                synchronized (pr) {
+                                    pr.setErrorCode(error.code());
+                                    if (error != Errors.NONE) {
+                                        pr.setLowWatermark(DeleteRecordsResponse.INVALID_LOW_WATERMARK);
+                                    }
+                                }
+                            }));
+                }
                 // A partition named twice: the last answer wins (the collection is keyed by partition).
                 DeleteRecordsPartitionResult previous = tr.partitions().find(p.partitionIndex());
                 if (previous != null) {
@@ -58,7 +82,11 @@ public final class DeleteRecordsHandler extends AllVersionsHandler {
                 tr.partitions().add(pr);
             }
         }
-        return CompletableFuture.completedFuture(new DeleteRecordsResponse(response));
+        if (waits.isEmpty()) {
+            return CompletableFuture.completedFuture(new DeleteRecordsResponse(response));
+        }
+        return CompletableFuture.allOf(waits.toArray(new CompletableFuture<?>[0]))
+                .thenApply(v -> new DeleteRecordsResponse(response));
     }
 
     private DeleteRecordsPartitionResult delete(TopicPartition tp, long offset) {

@@ -145,7 +145,7 @@ public final class FetchHandler extends AllVersionsHandler {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
                     ClusterReplicaManager.FollowerRead fr = broker.replicaManager().cluster().followerFetch(tp, replicaId,
-                            replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch());
+                            replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch(), p.logStartOffset());
                     if (fr.error() != Errors.NONE) {
                         pd.setErrorCode(fr.error().code());
                         hasError = true;

@@ -491,15 +491,41 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * {@code timeoutMs}.
      */
     public CompletableFuture<Errors> awaitAck(TopicPartition tp, int leaderEpoch, long requiredOffset, long timeoutMs) {
+        return await(tp, new Partition.PendingAck(leaderEpoch, requiredOffset), timeoutMs);
+    }
+
+    /**
+     * DeleteRecords as Kafka's DelayedDeleteRecords: completes with NONE once every live replica's log
+     * starts at or after {@code offset} (followers state theirs in their fetches, after applying the
+     * leader's), so a replica elected next cannot bring the deleted records back; NOT_LEADER_OR_FOLLOWER
+     * when this broker stops leading in the current epoch, REQUEST_TIMED_OUT after {@code timeoutMs}.
+     * Call it after deleting on the leader's own log.
+     */
+    public CompletableFuture<Errors> awaitLowWatermark(TopicPartition tp, long offset, long timeoutMs) {
         Partition p = partitions.get(tp);
         if (p == null) {
             return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
         }
-        Partition.PendingAck ack = new Partition.PendingAck(leaderEpoch, requiredOffset);
+        int epoch;
         synchronized (p) {
-            AckStatus status = p.replica.ackStatus(leaderEpoch, requiredOffset);
-            if (status.isComplete()) {
-                return CompletableFuture.completedFuture(status.error());
+            if (!p.replica.isLeader()) {
+                return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
+            }
+            epoch = p.replica.leaderEpoch();
+        }
+        purgatory.wake(tp); // followers waiting in a fetch learn the new log start now, not at their timeout
+        return await(tp, new Partition.PendingAck(epoch, offset, true), timeoutMs);
+    }
+
+    private CompletableFuture<Errors> await(TopicPartition tp, Partition.PendingAck ack, long timeoutMs) {
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return CompletableFuture.completedFuture(Errors.NOT_LEADER_OR_FOLLOWER);
+        }
+        synchronized (p) {
+            Errors status = ack.status(p.replica);
+            if (status != null) {
+                return CompletableFuture.completedFuture(status);
             }
             p.pendingAcks.add(ack);
         }
@@ -583,7 +609,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * (up to the log end).
      */
     public FollowerRead followerFetch(TopicPartition tp, int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch,
-                                      long fetchOffset, int lastFetchedEpoch) {
+                                      long fetchOffset, int lastFetchedEpoch, long followerLogStartOffset) {
         Partition p = partitions.get(tp);
         if (p == null) {
             return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
@@ -592,7 +618,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         PartitionReplica.FollowerFetch fetch;
         synchronized (p) {
             fetch = p.replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
-                    time.milliseconds());
+                    followerLogStartOffset, time.milliseconds());
             if (fetch.error() != Errors.NONE) {
                 return new FollowerRead(fetch.error(), null, Optional.empty(), -1, -1);
             }

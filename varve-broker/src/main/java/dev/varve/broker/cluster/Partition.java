@@ -24,11 +24,27 @@ final class Partition {
     static final class PendingAck {
         final int leaderEpoch;
         final long requiredOffset;
+        /** A DeleteRecords waiting for the low watermark (every live replica's log start), not the HW. */
+        final boolean lowWatermark;
         final CompletableFuture<Errors> future = new CompletableFuture<>();
 
         PendingAck(int leaderEpoch, long requiredOffset) {
+            this(leaderEpoch, requiredOffset, false);
+        }
+
+        PendingAck(int leaderEpoch, long requiredOffset, boolean lowWatermark) {
             this.leaderEpoch = leaderEpoch;
             this.requiredOffset = requiredOffset;
+            this.lowWatermark = lowWatermark;
+        }
+
+        /** The answer now, or null while it waits. Caller holds the partition. */
+        Errors status(PartitionReplica replica) {
+            if (lowWatermark) {
+                return replica.lowWatermarkStatus(leaderEpoch, requiredOffset);
+            }
+            AckStatus status = replica.ackStatus(leaderEpoch, requiredOffset);
+            return status.isComplete() ? status.error() : null;
         }
     }
 
@@ -49,9 +65,9 @@ final class Partition {
     List<Runnable> completableAcks() {
         List<Runnable> done = new ArrayList<>();
         pendingAcks.removeIf(a -> {
-            AckStatus status = replica.ackStatus(a.leaderEpoch, a.requiredOffset);
-            if (status.isComplete()) {
-                done.add(() -> a.future.complete(status.error()));
+            Errors status = a.status(replica);
+            if (status != null) {
+                done.add(() -> a.future.complete(status));
                 return true;
             }
             return false;

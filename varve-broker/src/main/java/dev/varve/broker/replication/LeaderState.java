@@ -438,6 +438,39 @@ public final class LeaderState {
         return out;
     }
 
+    /**
+     * A follower stated its log start offset in a fetch (it moves when the follower applies the
+     * leader's, after DeleteRecords or retention). Ignored for a broker that is not a follower.
+     */
+    public void onFollowerLogStartOffset(int replicaId, long logStartOffset) {
+        FollowerState f = followers.get(replicaId);
+        if (f != null && logStartOffset >= 0) {
+            f.logStartOffset = logStartOffset;
+        }
+    }
+
+    /**
+     * The low watermark: the smallest log start offset of this leader ({@code localLogStartOffset})
+     * and of every follower on a live broker (fenced and shutting-down ones are not waited for, as
+     * Kafka's {@code lowWatermarkIfLeader} counts live replicas only); {@link #UNKNOWN_OFFSET} while
+     * such a follower has not stated one yet. DeleteRecords is answered once it reaches the request's
+     * offset: by then no replica that may lead next still holds the deleted records.
+     */
+    public long lowWatermark(long localLogStartOffset) {
+        long low = localLogStartOffset;
+        for (Map.Entry<Integer, FollowerState> e : followers.entrySet()) {
+            if (ineligibleReplicas.contains(e.getKey())) {
+                continue;
+            }
+            long start = e.getValue().logStartOffset;
+            if (start == UNKNOWN_OFFSET) {
+                return UNKNOWN_OFFSET;
+            }
+            low = Math.min(low, start);
+        }
+        return low;
+    }
+
     /** What this leader knows about follower {@code replicaId}, if it is one. */
     public Optional<ReplicaView> replicaView(int replicaId) {
         FollowerState f = followers.get(replicaId);
@@ -531,6 +564,8 @@ public final class LeaderState {
         long lastFetchTimeMs = NEVER_MS;
         long lastCaughtUpTimeMs = NEVER_MS;
         long brokerEpoch = -1L;
+        /** The follower's log start offset, as its last fetch stated it; unknown before its first fetch. */
+        long logStartOffset = UNKNOWN_OFFSET;
 
         void onFetch(long fetchOffset, long leaderEndOffset, long brokerEpoch, long nowMs) {
             if (fetchOffset >= leaderEndOffset) {

@@ -191,6 +191,18 @@ public final class PartitionReplica {
         return leader.ackStatus(requiredOffset);
     }
 
+    /**
+     * Whether a DeleteRecords made as leader in {@code leaderEpoch} up to {@code offset} is done: every
+     * live replica's log starts at or after it (NONE), or this broker no longer leads in that epoch
+     * (NOT_LEADER); null while it waits.
+     */
+    public Errors lowWatermarkStatus(int leaderEpoch, long offset) {
+        if (role != Role.LEADER || this.leaderEpoch != leaderEpoch) {
+            return Errors.NOT_LEADER_OR_FOLLOWER;
+        }
+        return leader.lowWatermark(log.logStartOffset()) >= offset ? Errors.NONE : null;
+    }
+
     // ---------------------------------------------------------------- follower fetches (leader side)
 
     /**
@@ -201,6 +213,16 @@ public final class PartitionReplica {
      */
     public FollowerFetch followerFetch(int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch, long fetchOffset,
                                        int lastFetchedEpoch, long nowMs) {
+        return followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
+                LeaderState.UNKNOWN_OFFSET, nowMs);
+    }
+
+    /**
+     * As {@link #followerFetch(int, long, int, long, int, long)}, with the log start offset the
+     * follower stated ({@link LeaderState#UNKNOWN_OFFSET} if none), which moves the {@link #lowWatermark}.
+     */
+    public FollowerFetch followerFetch(int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch, long fetchOffset,
+                                       int lastFetchedEpoch, long followerLogStartOffset, long nowMs) {
         if (role != Role.LEADER) {
             return FollowerFetch.failed(Errors.NOT_LEADER_OR_FOLLOWER);
         }
@@ -216,6 +238,7 @@ public final class PartitionReplica {
                 return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty());
             }
             leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, nowMs);
+            leader.onFollowerLogStartOffset(replicaId, followerLogStartOffset);
         } catch (ApiException e) {
             return FollowerFetch.failed(Errors.forException(e));
         }

@@ -49,6 +49,23 @@ class LeaderStateTest {
     }
 
     @Test
+    void theLowWatermarkWaitsForEveryLiveFollowersLogStartButNotForAFencedOne() {
+        LeaderState l = leader(Set.of(1, 2, 3), 100, 100, 1);
+        assertThat(l.lowWatermark(50)).isEqualTo(LeaderState.UNKNOWN_OFFSET); // followers have not said yet
+        l.onFollowerLogStartOffset(2, 50);
+        l.onFollowerLogStartOffset(3, 0);
+        assertThat(l.lowWatermark(50)).isZero(); // 3 still holds the deleted records
+        l.onFollowerLogStartOffset(3, 60);
+        assertThat(l.lowWatermark(50)).isEqualTo(50); // the leader's own start bounds it too
+        l.onFollowerLogStartOffset(2, 10); // a follower that lost its log and fetches from the start again
+        assertThat(l.lowWatermark(50)).isEqualTo(10);
+        l.setIneligibleReplicas(Set.of(2)); // its broker is fenced: nothing waits for it
+        assertThat(l.lowWatermark(50)).isEqualTo(50);
+        l.onFollowerLogStartOffset(9, 0); // not a follower: ignored
+        assertThat(l.lowWatermark(50)).isEqualTo(50);
+    }
+
+    @Test
     void aNewLeaderStartsFromItsOwnHighWatermark() {
         LeaderState l = leader(Set.of(1, 2, 3), 20, 12, 2);
         assertThat(l.highWatermark()).isEqualTo(12);
