@@ -42,6 +42,7 @@ public final class BrokerConfig {
     public static final String DEFAULT_REPLICATION_FACTOR = "default.replication.factor";
     public static final String AUTO_CREATE_TOPICS = "auto.create.topics.enable";
     public static final String SOCKET_REQUEST_MAX_BYTES = "socket.request.max.bytes";
+    public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
     public static final String NUM_IO_THREADS = "num.io.threads";
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
     public static final String BROKER_RACK = "broker.rack";
@@ -121,6 +122,9 @@ public final class BrokerConfig {
             .define(AUTO_CREATE_TOPICS, BOOLEAN, true, MEDIUM, "Create a topic when a client first asks for it.")
             .define(DELETE_TOPIC_ENABLE, BOOLEAN, true, MEDIUM, "Allow DeleteTopics.")
             .define(SOCKET_REQUEST_MAX_BYTES, INT, 100 * 1024 * 1024, atLeast(1024), MEDIUM, "Largest request frame accepted.")
+            .define(QUEUED_MAX_REQUEST_BYTES, LONG, -1L, MEDIUM, "Memory requests may hold, frames and their "
+                    + "decoding (a connection whose frame does not fit waits). -1: a quarter of the JVM's maximum heap, "
+                    + "at least socket.request.max.bytes; otherwise at least socket.request.max.bytes.")
             .define(NUM_IO_THREADS, INT, 8, atLeast(1), MEDIUM, "Threads that handle requests.")
             .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), MEDIUM, "Threads that read and write sockets.")
             .define(BROKER_RACK, STRING, null, LOW, "This broker's rack.")
@@ -249,6 +253,12 @@ public final class BrokerConfig {
     private void validate() {
         listeners();
         advertisedListeners();
+        long queued = longValue(QUEUED_MAX_REQUEST_BYTES);
+        if (queued != -1 && queued < socketRequestMaxBytes()) {
+            // as Kafka: a frame the pool could never hold would wait forever
+            throw new ConfigException(QUEUED_MAX_REQUEST_BYTES, queued, "must be -1 or at least socket.request.max.bytes ("
+                    + socketRequestMaxBytes() + ")");
+        }
         if (logDirs().isEmpty()) {
             throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
         }
@@ -410,6 +420,12 @@ public final class BrokerConfig {
     /** {@code broker.liveness.probe.enable}: fence a silent broker once nothing listens on its endpoints. */
     public boolean livenessProbeEnable() {
         return (Boolean) values.get(BROKER_LIVENESS_PROBE_ENABLE);
+    }
+
+    /** The request memory pool's size in bytes (-1 resolved: a quarter of the maximum heap, at least one frame). */
+    public long queuedMaxRequestBytes() {
+        long v = longValue(QUEUED_MAX_REQUEST_BYTES);
+        return v == -1 ? Math.max(socketRequestMaxBytes(), Runtime.getRuntime().maxMemory() / 4) : v;
     }
 
     public int socketRequestMaxBytes() {

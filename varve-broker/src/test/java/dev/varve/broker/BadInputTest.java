@@ -100,6 +100,18 @@ class BadInputTest {
         }
     }
 
+    /** Bytes allocated so far by every thread of this JVM (the broker's event loops and request threads among them). */
+    private static long allocatedByAllThreads() {
+        com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        threads.setThreadAllocatedMemoryEnabled(true);
+        long total = 0;
+        for (long a : threads.getThreadAllocatedBytes(threads.getAllThreadIds())) {
+            total += Math.max(a, 0);
+        }
+        return total;
+    }
+
     private void assertStillServing() throws IOException {
         try (Socket s = connect()) {
             RequestHeader h = new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "probe", 7);
@@ -110,6 +122,7 @@ class BadInputTest {
 
     @Test
     void aFrameLargerThanTheLimitClosesTheConnectionWithoutAllocating() throws IOException {
+        long before = allocatedByAllThreads();
         try (Socket s = connect()) {
             DataOutputStream out = new DataOutputStream(s.getOutputStream());
             out.writeInt(Integer.MAX_VALUE); // claims 2 GiB; only 4 bytes follow
@@ -117,6 +130,36 @@ class BadInputTest {
             out.flush();
             assertThat(closedByPeer(s)).isTrue();
         }
+        // every thread's allocations together (the broker's background work included) stay far below the claim
+        assertThat(allocatedByAllThreads() - before).isLessThan(16L << 20);
+        assertStillServing();
+    }
+
+    @Test
+    void aFrameThatWouldCostTooMuchToDecodeClosesTheConnectionWithinItsBudget() throws IOException {
+        // DescribeGroups v5 naming 1,000,000 empty groups: one byte each on the wire, ~56 on the heap
+        int n = 1_000_000;
+        RequestHeader h = new RequestHeader(ApiKeys.DESCRIBE_GROUPS, (short) 5, "dense", 3);
+        ObjectSerializationCache cache = new ObjectSerializationCache();
+        int headerSize = h.data().size(cache, h.headerVersion());
+        ByteBuffer buf = ByteBuffer.allocate(4 + headerSize + n + 8);
+        buf.putInt(0);
+        h.data().write(new ByteBufferAccessor(buf), cache, h.headerVersion());
+        org.apache.kafka.common.utils.internals.ByteUtils.writeUnsignedVarint(n + 1, buf);
+        for (int i = 0; i < n; i++) {
+            buf.put((byte) 1);
+        }
+        buf.put((byte) 0).put((byte) 0);
+        buf.putInt(0, buf.position() - 4);
+        long before = allocatedByAllThreads();
+        try (Socket s = connect()) {
+            s.getOutputStream().write(buf.array(), 0, buf.position());
+            s.getOutputStream().flush();
+            assertThat(closedByPeer(s)).isTrue();
+        }
+        // the frame and its copy, then at most the decode budget (16 per byte + 1 MiB), not 56 per byte
+        long frame = buf.position();
+        assertThat(allocatedByAllThreads() - before).isLessThan(2 * frame + 16 * frame + (8L << 20));
         assertStillServing();
     }
 

@@ -1,5 +1,6 @@
 package dev.varve.broker;
 
+import dev.varve.broker.network.DecodeBudget;
 import dev.varve.broker.network.RequestDispatcher;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -39,20 +40,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  * most {@value #BYTES_PER_FRAME_BYTE} bytes per frame byte plus {@value #FIXED_BYTES} bytes.
  *
  * <p>Why that bound: kafka-clients' generated readers refuse any count or length larger than the
- * bytes left before allocating, so what a frame can make the decoder allocate is proportional to its
- * size, but not 1:1. The densest input is an array of empty compact strings: one byte on the wire,
- * a String object and its list slot on the heap; measured (compressed oops) at 56 bytes per frame
- * byte ({@link #denseArraysOfTinyElementsStayWithinTheBound}); 96 leaves room for other object
- * layouts. The fixed part covers the request context, the header objects and an exception with its
- * stack trace: no frame of a few hundred bytes has been seen to cost more than 9 KiB. The observed
- * maxima are printed at the end.
- *
- * <p>Consequence, not changed here: at the default {@code socket.request.max.bytes} of 100 MiB
- * (Kafka's default too) one dense frame can make the decoder allocate about 5.5 GiB.
+ * bytes left before allocating, so what a frame can make them allocate is proportional to its size,
+ * but not 1:1: the densest input, an array of empty compact strings (one byte on the wire, a String
+ * and its list slot on the heap), costs about 56 bytes per frame byte, so a dense 100 MiB frame
+ * would cost 5.5 GiB. The broker decodes within a {@link DecodeBudget}: past
+ * {@value DecodeBudget#BYTES_PER_FRAME_BYTE} bytes per frame byte plus a fixed part the decode is
+ * stopped and the frame refused ({@link #denseArraysOfTinyElementsAreRefusedWithinTheBudget}); the
+ * bound here adds what can be allocated between two of its checks. The observed maxima are printed
+ * at the end.
  */
 class RequestDecodingProperties {
-    static final int BYTES_PER_FRAME_BYTE = 96;
-    static final int FIXED_BYTES = 64 * 1024;
+    static final int BYTES_PER_FRAME_BYTE = DecodeBudget.BYTES_PER_FRAME_BYTE;
+    /** The budget's fixed part, and what 256 reads and an exception's stack trace allocate past a check. */
+    static final int FIXED_BYTES = DecodeBudget.FIXED_BYTES + 64 * 1024;
 
     private static Path dir;
     private static Broker broker;
@@ -167,7 +167,7 @@ class RequestDecodingProperties {
      * per-byte part of the bound comes from.
      */
     @Example
-    void denseArraysOfTinyElementsStayWithinTheBound() {
+    void denseArraysOfTinyElementsAreRefusedWithinTheBudget() {
         int n = 100_000;
         ByteBuffer groups = ByteBuffer.allocate(n + 16);
         org.apache.kafka.common.utils.internals.ByteUtils.writeUnsignedVarint(n + 1, groups);
@@ -175,9 +175,13 @@ class RequestDecodingProperties {
             groups.put((byte) 1); // "" as a compact string
         }
         groups.put((byte) 0).put((byte) 0); // include_authorized_operations, no tags
-        assertBounded(decode(dispatcher, frameOf(ApiKeys.DESCRIBE_GROUPS, (short) 5, groups), true),
-                frameOf(ApiKeys.DESCRIBE_GROUPS, (short) 5, groups));
+        FuzzFrames.Frame dense = frameOf(ApiKeys.DESCRIBE_GROUPS, (short) 5, groups);
+        long before = THREADS.getCurrentThreadAllocatedBytes();
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> dispatcher.parse(CONNECTION, ByteBuffer.wrap(dense.bytes())))
+                .isInstanceOf(DecodeBudget.Exceeded.class).hasMessageContaining("DESCRIBE_GROUPS v5");
+        assertBounded(THREADS.getCurrentThreadAllocatedBytes() - before, dense); // stopped at the budget, not at 56x
 
+        // real requests of many small elements decode: partitions by topic id, partition indexes
         ByteBuffer topics = ByteBuffer.allocate(18 * n + 16);
         org.apache.kafka.common.utils.internals.ByteUtils.writeUnsignedVarint(n + 1, topics);
         for (int i = 0; i < n; i++) {

@@ -123,6 +123,8 @@ final class ConfigDescriber {
                 ConfigDef.Type.BOOLEAN, null);
         add(out, BrokerConfig.SOCKET_REQUEST_MAX_BYTES, str(c.socketRequestMaxBytes()), str(BUILT_IN.socketRequestMaxBytes()),
                 ConfigDef.Type.INT, null);
+        add(out, BrokerConfig.QUEUED_MAX_REQUEST_BYTES, str(c.longValue(BrokerConfig.QUEUED_MAX_REQUEST_BYTES)),
+                str(BUILT_IN.longValue(BrokerConfig.QUEUED_MAX_REQUEST_BYTES)), ConfigDef.Type.LONG, null);
         add(out, BrokerConfig.NUM_IO_THREADS, str(c.numIoThreads()), str(BUILT_IN.numIoThreads()), ConfigDef.Type.INT, null);
         add(out, BrokerConfig.NUM_NETWORK_THREADS, str(c.numNetworkThreads()), str(BUILT_IN.numNetworkThreads()),
                 ConfigDef.Type.INT, null);

@@ -1,6 +1,5 @@
 package dev.varve.broker.network;
 
-import io.netty.buffer.ByteBuf;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.TooLongFrameException;
@@ -23,9 +22,13 @@ import java.util.concurrent.Executor;
  * stops — back-pressure through TCP — while too many responses are pending or the socket cannot
  * take more bytes.
  *
- * <p>Frames arrive size-checked by the frame decoder (nothing is allocated for a frame above
- * {@code socket.request.max.bytes}). Each frame is copied once into a heap buffer, which the parsed
- * request (and its records) points into until the response is built.
+ * <p>Frames arrive from the {@link FrameDecoder}: size-checked (nothing is allocated for a frame
+ * above {@code socket.request.max.bytes}), reserved in the {@link RequestMemoryPool} and copied once
+ * into a heap buffer, which the parsed request (and its records) points into until the response is
+ * built; its reservation, and its decoding's, are given back then. Reading also stops while the
+ * decoder waits for pool memory.
+ *
+ * <p>An error while handling a request (OutOfMemoryError included) closes only its connection.
  */
 final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionHandler.class);
@@ -33,14 +36,19 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     static final int MAX_PENDING = 32;
 
     private final RequestDispatcher dispatcher;
+    private final RequestMemoryPool pool;
+    private final FrameDecoder decoder;
     private final SerialExecutor requests;
     private final ListenerName listener;
     private final ArrayDeque<CompletableFuture<Send>> pending = new ArrayDeque<>();
     private RequestDispatcher.Connection connection;
     private boolean closing;
 
-    ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerName listener) {
+    ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerName listener,
+                      RequestMemoryPool pool, FrameDecoder decoder) {
         this.dispatcher = dispatcher;
+        this.pool = pool;
+        this.decoder = decoder;
         this.requests = new SerialExecutor(requestThreads);
         this.listener = listener;
     }
@@ -61,18 +69,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
-        ByteBuf frame = (ByteBuf) msg;
-        ByteBuffer copy;
-        try {
-            copy = ByteBuffer.allocate(frame.readableBytes());
-            frame.readBytes(copy);
-            copy.flip();
-        } finally {
-            frame.release();
-        }
+        FrameDecoder.Frame frame = (FrameDecoder.Frame) msg;
         if (closing) {
+            pool.release(frame.reserved());
             return;
         }
+        ByteBuffer copy = frame.bytes();
         CompletableFuture<Send> slot = new CompletableFuture<>();
         pending.add(slot);
         if (pending.size() >= MAX_PENDING) {
@@ -81,12 +83,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         requests.execute(() -> {
             CompletableFuture<Send> response;
             try {
-                response = dispatcher.handle(connection, copy);
+                response = dispatcher.handle(connection, copy, pool);
+            } catch (OutOfMemoryError e) {
+                // what this request held is garbage now; the broker goes on, this connection closes
+                LOG.error("closing connection {}: out of memory handling its request", connection.id());
+                response = CompletableFuture.failedFuture(e);
             } catch (RuntimeException | LinkageError | StackOverflowError e) {
                 // also errors: the connection's response slot must complete (closing it), or its
                 // later requests would wait forever behind this one
                 response = CompletableFuture.failedFuture(e);
             }
+            response.whenComplete((send, error) -> pool.release(frame.reserved()));
             response.whenComplete((send, error) -> ctx.executor().execute(() -> {
                 if (error != null) {
                     slot.completeExceptionally(error);
@@ -136,8 +143,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         maybeResumeReading(ctx);
     }
 
+    @Override
+    public void userEventTriggered(ChannelHandlerContext ctx, Object event) throws Exception {
+        if (event == FrameDecoder.MEMORY_AVAILABLE) {
+            maybeResumeReading(ctx);
+            return;
+        }
+        super.userEventTriggered(ctx, event);
+    }
+
     private void maybeResumeReading(ChannelHandlerContext ctx) {
-        if (!closing && pending.size() < MAX_PENDING && ctx.channel().isWritable()) {
+        if (!closing && pending.size() < MAX_PENDING && ctx.channel().isWritable() && !decoder.waitingForMemory()) {
             ctx.channel().config().setAutoRead(true);
         }
     }

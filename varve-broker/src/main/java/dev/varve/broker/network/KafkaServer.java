@@ -16,7 +16,6 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
 import org.apache.kafka.common.network.ListenerName;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,8 +28,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The Kafka protocol listener: Netty with epoll when available (sendfile for fetched records), NIO
- * otherwise. Each connection's pipeline is a size-prefixed frame decoder — the 4-byte size is
- * checked against {@code socket.request.max.bytes} before anything is allocated — and a
+ * otherwise. Each connection's pipeline is a size-prefixed {@link FrameDecoder} — the 4-byte size is
+ * checked against {@code socket.request.max.bytes} and reserved in the listeners' shared
+ * {@link RequestMemoryPool} ({@code queued.max.request.bytes}) before anything is kept — and a
  * {@link ConnectionHandler}.
  */
 public final class KafkaServer implements AutoCloseable {
@@ -48,6 +48,8 @@ public final class KafkaServer implements AutoCloseable {
         acceptors = new MultiThreadIoEventLoopGroup(1, io);
         workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), io);
         int maxFrame = config.socketRequestMaxBytes();
+        RequestMemoryPool pool = new RequestMemoryPool(config.queuedMaxRequestBytes());
+        LOG.info("request memory pool (queued.max.request.bytes): {} bytes", pool.capacity());
         try {
             for (BrokerConfig.Endpoint endpoint : config.clientListeners()) {
                 ListenerName listener = new ListenerName(endpoint.listenerName());
@@ -61,9 +63,11 @@ public final class KafkaServer implements AutoCloseable {
                         .childHandler(new ChannelInitializer<SocketChannel>() {
                             @Override
                             protected void initChannel(SocketChannel ch) {
+                                FrameDecoder frames = new FrameDecoder(maxFrame, pool);
                                 ch.pipeline()
-                                        .addLast("frames", new LengthFieldBasedFrameDecoder(maxFrame, 0, 4, 0, 4, true))
-                                        .addLast("requests", new ConnectionHandler(dispatcher, requestThreads, listener));
+                                        .addLast("frames", frames)
+                                        .addLast("requests", new ConnectionHandler(dispatcher, requestThreads, listener,
+                                                pool, frames));
                             }
                         });
                 Channel channel = bootstrap.bind(endpoint.host(), endpoint.port()).sync().channel();

@@ -9,7 +9,6 @@ import org.apache.kafka.common.network.Send;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.AbstractResponse;
-import org.apache.kafka.common.requests.RequestAndSize;
 import org.apache.kafka.common.requests.RequestContext;
 import org.apache.kafka.common.requests.RequestHeader;
 import org.apache.kafka.common.security.auth.KafkaPrincipal;
@@ -46,6 +45,29 @@ public final class RequestDispatcher {
                 throw new IllegalArgumentException("two handlers for " + h.apiKey());
             }
         }
+        warmUp();
+    }
+
+    /**
+     * Decodes an empty request of every served API and version once, so that loading and
+     * initializing their classes (a one-time cost, counted by the allocation counter) never lands in
+     * a client's {@link DecodeBudget}.
+     */
+    private void warmUp() {
+        for (ApiHandler h : handlers.values()) {
+            for (short v = h.minVersion(); v <= h.maxVersion(); v++) {
+                try {
+                    org.apache.kafka.common.protocol.ApiMessage empty =
+                            org.apache.kafka.common.message.ApiMessageType.fromApiKey(h.apiKey().id).newRequest();
+                    ByteBuffer bytes = org.apache.kafka.common.protocol.MessageUtil.toByteBufferAccessor(empty, v).buffer();
+                    bytes.rewind();
+                    AbstractRequest.parseRequest(h.apiKey(), v, new DecodeBudget(bytes, bytes.remaining(),
+                            RequestMemoryPool.unbounded(), "warm-up"));
+                } catch (RuntimeException e) {
+                    LOG.trace("no warm-up for {} v{}: {}", h.apiKey(), v, e.toString());
+                }
+            }
+        }
     }
 
     /**
@@ -75,8 +97,11 @@ public final class RequestDispatcher {
     public record Connection(String id, InetSocketAddress remote, ListenerName listener) {
     }
 
-    /** A frame decoded for its handler. */
-    public record Parsed(RequestContext context, AbstractRequest request, ApiHandler handler) {
+    /**
+     * A frame decoded for its handler; {@code decodeReserved} bytes of the request memory pool were
+     * reserved for its decoding (given back by the caller once the request is answered).
+     */
+    public record Parsed(RequestContext context, AbstractRequest request, ApiHandler handler, long decodeReserved) {
     }
 
     /**
@@ -89,6 +114,16 @@ public final class RequestDispatcher {
      *                                 connection must be closed)
      */
     public Parsed parse(Connection connection, ByteBuffer frame) {
+        return parse(connection, frame, RequestMemoryPool.unbounded());
+    }
+
+    /**
+     * As {@link #parse(Connection, ByteBuffer)}, decoding within a {@link DecodeBudget} over
+     * {@code pool}: a frame whose decoding would allocate too much, or more than the pool has free,
+     * is refused with {@link InvalidRequestException}, with nothing left reserved.
+     */
+    public Parsed parse(Connection connection, ByteBuffer frame, RequestMemoryPool pool) {
+        int frameBytes = frame.remaining();
         RequestHeader header;
         try {
             header = RequestHeader.parse(frame);
@@ -109,13 +144,25 @@ public final class RequestDispatcher {
             throw new InvalidRequestException(key + " version " + version + " is not supported (supported: "
                     + handler.minVersion() + "-" + handler.maxVersion() + ")");
         }
-        RequestAndSize parsed;
-        try {
-            parsed = context.parseRequest(frame);
-        } catch (RuntimeException e) {
-            throw new InvalidRequestException("cannot parse " + key + " v" + version + ": " + e.getMessage(), e);
+        if (apiVersions && !ApiKeys.API_VERSIONS.isVersionSupported(version)) {
+            // an ApiVersions of a version unknown here is answered as v0, not parsed (KIP-511)
+            return new Parsed(context, context.parseRequest(frame).request, handler, 0);
         }
-        return new Parsed(context, parsed.request, handler);
+        DecodeBudget budget = new DecodeBudget(frame, frameBytes, pool, key + " v" + version + " of " + frameBytes + " bytes");
+        try {
+            AbstractRequest request = AbstractRequest.parseRequest(key, version, budget).request;
+            budget.check();
+            return new Parsed(context, request, handler, budget.reserved());
+        } catch (RuntimeException e) {
+            pool.release(budget.reserved());
+            if (e instanceof DecodeBudget.Exceeded) {
+                throw e;
+            }
+            throw new InvalidRequestException("cannot parse " + key + " v" + version + ": " + e.getMessage(), e);
+        } catch (Error e) {
+            pool.release(budget.reserved());
+            throw e;
+        }
     }
 
     /**
@@ -126,7 +173,24 @@ public final class RequestDispatcher {
      * @throws InvalidRequestException when the connection must be closed
      */
     public CompletableFuture<Send> handle(Connection connection, ByteBuffer frame) {
-        Parsed parsed = parse(connection, frame);
+        return handle(connection, frame, RequestMemoryPool.unbounded());
+    }
+
+    /**
+     * As {@link #handle(Connection, ByteBuffer)}, decoding within {@code pool}; what the decode
+     * reserved there is given back once the response is built (or the request failed).
+     */
+    public CompletableFuture<Send> handle(Connection connection, ByteBuffer frame, RequestMemoryPool pool) {
+        Parsed parsed = parse(connection, frame, pool);
+        try {
+            return handleParsed(connection, parsed).whenComplete((send, error) -> pool.release(parsed.decodeReserved()));
+        } catch (RuntimeException | Error e) {
+            pool.release(parsed.decodeReserved());
+            throw e;
+        }
+    }
+
+    private CompletableFuture<Send> handleParsed(Connection connection, Parsed parsed) {
         RequestContext context = parsed.context();
         AbstractRequest request = parsed.request();
         ApiHandler handler = parsed.handler();
