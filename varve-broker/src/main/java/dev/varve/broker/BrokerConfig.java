@@ -87,6 +87,8 @@ public final class BrokerConfig {
     private static final Map<String, String> TOPIC_DEFAULTS_BASE = Map.ofEntries(
             Map.entry("log.segment.bytes", TopicConfig.SEGMENT_BYTES_CONFIG),
             Map.entry("log.roll.ms", TopicConfig.SEGMENT_MS_CONFIG),
+            Map.entry("log.roll.jitter.ms", TopicConfig.SEGMENT_JITTER_MS_CONFIG),
+            Map.entry("compression.type", TopicConfig.COMPRESSION_TYPE_CONFIG),
             Map.entry("log.index.size.max.bytes", TopicConfig.SEGMENT_INDEX_BYTES_CONFIG),
             Map.entry("log.index.interval.bytes", TopicConfig.INDEX_INTERVAL_BYTES_CONFIG),
             Map.entry("log.retention.ms", TopicConfig.RETENTION_MS_CONFIG),
@@ -108,6 +110,7 @@ public final class BrokerConfig {
     /** Kafka's hour/minute variants of two defaults, lowest precedence first. */
     private static final List<String[]> TIME_ALIASES = List.of(
             new String[]{"log.roll.hours", "log.roll.ms", "3600000"},
+            new String[]{"log.roll.jitter.hours", "log.roll.jitter.ms", "3600000"},
             new String[]{"log.retention.hours", "log.retention.ms", "3600000"},
             new String[]{"log.retention.minutes", "log.retention.ms", "60000"});
 

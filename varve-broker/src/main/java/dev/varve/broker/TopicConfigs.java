@@ -12,17 +12,17 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The topic-level config keys Varve accepts: the storage engine's {@link LogConfig} keys, plus a few
- * kept and reported for compatibility whose behaviour arrives with later features
- * ({@code cleanup.policy} with compaction, {@code min.insync.replicas} with replication).
+ * The topic-level config keys Varve accepts: the storage engine's {@link LogConfig} keys, plus those
+ * the broker interprets ({@code min.insync.replicas}, {@code unclean.leader.election.enable}, the
+ * replication throttles) and two held to what Varve does: {@code preallocate} accepts only false (no
+ * segment file is preallocated), and {@code message.downconversion.enable} either value, since no
+ * fetch is ever down-converted (Fetch v4 and later only, as in Kafka 4, read v2 batches as stored).
  */
 public final class TopicConfigs {
     /** Keys stored and described but not interpreted by the storage engine (yet). */
     static final Set<String> OTHER_KEYS = Set.of(
             TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG,
-            TopicConfig.COMPRESSION_TYPE_CONFIG,
             TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG,
-            TopicConfig.SEGMENT_JITTER_MS_CONFIG,
             TopicConfig.PREALLOCATE_CONFIG,
             TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG,
             dev.varve.broker.cluster.ReplicationQuotas.LEADER_REPLICAS,
@@ -31,9 +31,7 @@ public final class TopicConfigs {
     /** Kafka's defaults for {@link #OTHER_KEYS}, as DescribeConfigs reports them. */
     static final Map<String, String> OTHER_DEFAULTS = Map.ofEntries(
             Map.entry(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, "1"),
-            Map.entry(TopicConfig.COMPRESSION_TYPE_CONFIG, "producer"),
             Map.entry(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "false"),
-            Map.entry(TopicConfig.SEGMENT_JITTER_MS_CONFIG, "0"),
             Map.entry(TopicConfig.PREALLOCATE_CONFIG, "false"),
             Map.entry(TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG, "true"),
             Map.entry(dev.varve.broker.cluster.ReplicationQuotas.LEADER_REPLICAS, ""),
@@ -67,6 +65,19 @@ public final class TopicConfigs {
                 throw new InvalidConfigurationException("Invalid value " + v + " for configuration " + key
                         + ": must be * or a list of partition:broker pairs");
             }
+        }
+        String preallocate = configs.get(TopicConfig.PREALLOCATE_CONFIG);
+        if (preallocate != null && !preallocate.trim().equalsIgnoreCase("false")) {
+            // Kafka preallocates segment files (for Windows file systems); Varve's recovery reads a
+            // segment to its end, so zeros past the data would count as damage: refused, not ignored
+            throw new InvalidConfigurationException("Invalid value " + preallocate + " for configuration "
+                    + TopicConfig.PREALLOCATE_CONFIG + ": Varve does not preallocate segment files; only false is accepted");
+        }
+        String downconversion = configs.get(TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG);
+        if (downconversion != null && !downconversion.trim().equalsIgnoreCase("true")
+                && !downconversion.trim().equalsIgnoreCase("false")) {
+            throw new InvalidConfigurationException("Invalid value " + downconversion + " for configuration "
+                    + TopicConfig.MESSAGE_DOWNCONVERSION_ENABLE_CONFIG + ": must be true or false");
         }
         String minIsr = configs.get(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG);
         if (minIsr != null) {

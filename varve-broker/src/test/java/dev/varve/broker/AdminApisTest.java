@@ -256,6 +256,36 @@ class AdminApisTest {
     }
 
     @Test
+    void configsThatWouldDoNothingAreRefusedAndTheOthersAct() throws Exception {
+        // preallocate=true is refused (Varve does not preallocate), naming the key
+        assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("prealloc", 1, (short) 1)
+                .configs(Map.of("preallocate", "true")))).all().get())
+                .hasCauseInstanceOf(InvalidConfigurationException.class).hasMessageContaining("preallocate");
+        admin.createTopics(List.of(new NewTopic("prealloc-off", 1, (short) 1).configs(Map.of("preallocate", "false",
+                "message.downconversion.enable", "false")))).all().get();
+        assertThatThrownBy(() -> admin.createTopics(List.of(new NewTopic("codec", 1, (short) 1)
+                .configs(Map.of("compression.type", "brotli")))).all().get())
+                .hasCauseInstanceOf(InvalidConfigurationException.class).hasMessageContaining("compression.type");
+        // compression.type recompresses what a producer sends uncompressed; segment.jitter.ms reaches the log
+        admin.createTopics(List.of(new NewTopic("codec", 1, (short) 1).configs(Map.of("compression.type", "lz4",
+                "segment.jitter.ms", "5000", "segment.ms", "60000")))).all().get();
+        TopicPartition tp = new TopicPartition("codec", 0);
+        try (org.apache.kafka.clients.producer.KafkaProducer<byte[], byte[]> producer = new org.apache.kafka.clients.producer.KafkaProducer<>(
+                Map.of("bootstrap.servers", broker.bootstrapServers(), "compression.type", "none"),
+                new org.apache.kafka.common.serialization.ByteArraySerializer(), new org.apache.kafka.common.serialization.ByteArraySerializer())) {
+            producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("codec", 0, null, "hello".getBytes())).get();
+        }
+        dev.varve.storage.PartitionLog log = broker.context().replicaManager().log(tp);
+        org.apache.kafka.common.record.internal.RecordBatch stored =
+                log.read(0, 1 << 20, log.logEndOffset(), true).records().batches().iterator().next();
+        assertThat(stored.compressionType()).isEqualTo(org.apache.kafka.common.record.internal.CompressionType.LZ4);
+        assertThat(log.config().segmentJitterMs()).isEqualTo(5000);
+        assertThat(log.activeSegmentRollJitterMs()).isBetween(0L, 4999L);
+        assertThat(describe(new ConfigResource(ConfigResource.Type.TOPIC, "codec"), new DescribeConfigsOptions())
+                .get("compression.type").value()).isEqualTo("lz4");
+    }
+
+    @Test
     void badConfigChangesAreRefusedAndChangeNothing() throws Exception {
         admin.createTopics(List.of(new NewTopic("guarded", 1, (short) 1).configs(Map.of("retention.ms", "7000")))).all().get();
         ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, "guarded");

@@ -91,6 +91,38 @@ public final class BatchValidator {
     }
 
     /**
+     * The batches rewritten with the topic's codec ({@code compression.type} other than
+     * {@code producer}), as Kafka recompresses on the leader; null when every batch has it already.
+     * Each batch keeps its records (offset deltas, timestamps, keys, values, headers) and its
+     * producer id, epoch, base sequence and transactional flag; the result is validated again (its
+     * size against {@code max.message.bytes}) before offsets are assigned.
+     */
+    public static MemoryRecords recompressed(Validated validated, LogConfig config) {
+        java.util.Optional<org.apache.kafka.common.record.internal.CompressionType> target = config.targetCompression();
+        if (target.isEmpty() || validated.batches.stream().allMatch(b -> b.compressionType() == target.get())) {
+            return null;
+        }
+        org.apache.kafka.common.compress.Compression codec = org.apache.kafka.common.compress.Compression.of(target.get()).build();
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(validated.sizeInBytes);
+        for (MutableRecordBatch batch : validated.batches) {
+            java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(Math.max(256, batch.sizeInBytes()));
+            org.apache.kafka.common.record.internal.MemoryRecordsBuilder builder = MemoryRecords.builder(out,
+                    RecordBatch.MAGIC_VALUE_V2, codec, TimestampType.CREATE_TIME, batch.baseOffset(), // the type is stamped with the offsets
+                    RecordBatch.NO_TIMESTAMP, batch.producerId(), batch.producerEpoch(), batch.baseSequence(),
+                    batch.isTransactional(), false, batch.partitionLeaderEpoch());
+            try (CloseableIterator<Record> records = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+                while (records.hasNext()) {
+                    Record r = records.next();
+                    builder.appendWithOffset(r.offset(), r.timestamp(), r.key(), r.value(), r.headers());
+                }
+            }
+            java.nio.ByteBuffer built = builder.build().buffer();
+            all.write(built.array(), built.arrayOffset() + built.position(), built.remaining());
+        }
+        return MemoryRecords.readableRecords(java.nio.ByteBuffer.wrap(all.toByteArray()));
+    }
+
+    /**
      * Assigns offsets from {@code nextOffset} to validated batches and stamps them (leader epoch,
      * LogAppendTime or the corrected CreateTime maximum timestamp). Cannot fail.
      */

@@ -37,6 +37,11 @@ import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
  * @param deleteRetentionMs     how long a tombstone stays readable after the cleaner first keeps it
  * @param minCompactionLagMs    records younger than this are never compacted
  * @param maxCompactionLagMs    records older than this are compacted whatever the dirty ratio (also caps segment.ms)
+ * @param compressionType       {@code compression.type}: {@code producer} keeps each batch's codec; a codec
+ *                              name ({@code uncompressed}, {@code gzip}, {@code snappy}, {@code lz4},
+ *                              {@code zstd}) recompresses produced batches of another codec to it
+ * @param segmentJitterMs       each segment rolls up to this much (at random, below segment.ms) before its age
+ *                              limit, so that many partitions created together do not roll together
  */
 public record LogConfig(
         int segmentBytes,
@@ -58,7 +63,12 @@ public record LogConfig(
         double minCleanableDirtyRatio,
         long deleteRetentionMs,
         long minCompactionLagMs,
-        long maxCompactionLagMs) {
+        long maxCompactionLagMs,
+        String compressionType,
+        long segmentJitterMs) {
+
+    /** {@code compression.type=producer}: batches keep the codec their producer chose. */
+    public static final String PRODUCER_COMPRESSION = "producer";
 
     /** Varve's record-count retention limit (no Kafka equivalent). */
     public static final String RETENTION_MESSAGES_CONFIG = "retention.messages";
@@ -109,7 +119,12 @@ public record LogConfig(
             .define(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, ConfigDef.Type.LONG, 0L, atLeast(0),
                     ConfigDef.Importance.MEDIUM, TopicConfig.MIN_COMPACTION_LAG_MS_DOC)
             .define(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, ConfigDef.Type.LONG, Long.MAX_VALUE, atLeast(1),
-                    ConfigDef.Importance.MEDIUM, TopicConfig.MAX_COMPACTION_LAG_MS_DOC);
+                    ConfigDef.Importance.MEDIUM, TopicConfig.MAX_COMPACTION_LAG_MS_DOC)
+            .define(TopicConfig.SEGMENT_JITTER_MS_CONFIG, ConfigDef.Type.LONG, 0L, atLeast(0),
+                    ConfigDef.Importance.LOW, TopicConfig.SEGMENT_JITTER_MS_DOC)
+            .define(TopicConfig.COMPRESSION_TYPE_CONFIG, ConfigDef.Type.STRING, PRODUCER_COMPRESSION,
+                    ConfigDef.ValidString.in(PRODUCER_COMPRESSION, "uncompressed", "gzip", "snappy", "lz4", "zstd"),
+                    ConfigDef.Importance.MEDIUM, TopicConfig.COMPRESSION_TYPE_DOC);
 
     /** Kafka's defaults. */
     public static final LogConfig DEFAULT = fromMap(Map.of());
@@ -150,6 +165,27 @@ public record LogConfig(
         return compact ? Math.min(segmentMs, maxCompactionLagMs) : segmentMs;
     }
 
+    /**
+     * The codec produced batches are stored with, or empty for {@code producer} (each batch keeps its own).
+     */
+    public java.util.Optional<org.apache.kafka.common.record.internal.CompressionType> targetCompression() {
+        if (compressionType.equals(PRODUCER_COMPRESSION)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(compressionType.equals("uncompressed")
+                ? org.apache.kafka.common.record.internal.CompressionType.NONE
+                : org.apache.kafka.common.record.internal.CompressionType.forName(compressionType));
+    }
+
+    /**
+     * A new segment's roll jitter, as Kafka draws it: uniform in [0, min(segment.jitter.ms,
+     * segment.ms)), 0 without jitter.
+     */
+    public long randomSegmentJitterMs() {
+        long bound = Math.min(segmentJitterMs, effectiveSegmentMs());
+        return bound <= 0 ? 0 : java.util.concurrent.ThreadLocalRandom.current().nextLong(bound);
+    }
+
     /** Parses Kafka-named keys; unknown keys are ignored here (the broker warns about them). */
     public static LogConfig fromMap(Map<String, ?> props) {
         Map<String, Object> parsed = DEF.parse(props);
@@ -173,7 +209,9 @@ public record LogConfig(
                 (Double) parsed.get(TopicConfig.MIN_CLEANABLE_DIRTY_RATIO_CONFIG),
                 (Long) parsed.get(TopicConfig.DELETE_RETENTION_MS_CONFIG),
                 (Long) parsed.get(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG),
-                (Long) parsed.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG));
+                (Long) parsed.get(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG),
+                ((String) parsed.get(TopicConfig.COMPRESSION_TYPE_CONFIG)).trim().toLowerCase(java.util.Locale.ROOT),
+                (Long) parsed.get(TopicConfig.SEGMENT_JITTER_MS_CONFIG));
     }
 
     @SuppressWarnings("unchecked")
@@ -221,6 +259,8 @@ public record LogConfig(
         m.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, deleteRetentionMs);
         m.put(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, minCompactionLagMs);
         m.put(TopicConfig.MAX_COMPACTION_LAG_MS_CONFIG, maxCompactionLagMs);
+        m.put(TopicConfig.SEGMENT_JITTER_MS_CONFIG, segmentJitterMs);
+        m.put(TopicConfig.COMPRESSION_TYPE_CONFIG, compressionType);
         return m;
     }
 }

@@ -41,6 +41,8 @@ public final class LogSegment {
     private final TimeIndex timeIndex;
     private final int indexIntervalBytes;
     private final long createdMs;
+    /** How much earlier than its age limit this segment rolls ({@code segment.jitter.ms}, drawn when opened). */
+    private final long rollJitterMs;
 
     // Writer state (guarded by the owning log's lock), published via volatile for readers.
     private int bytesSinceLastIndexEntry;
@@ -49,7 +51,8 @@ public final class LogSegment {
     private volatile long firstBatchTimestamp = Long.MIN_VALUE; // MIN_VALUE: not loaded yet
 
     private LogSegment(long baseOffset, FileRecords log, OffsetIndex offsetIndex, TimeIndex timeIndex,
-                       int indexIntervalBytes, long createdMs) {
+                       int indexIntervalBytes, long createdMs, long rollJitterMs) {
+        this.rollJitterMs = rollJitterMs;
         this.baseOffset = baseOffset;
         this.log = log;
         this.offsetIndex = offsetIndex;
@@ -79,7 +82,8 @@ public final class LogSegment {
                     baseOffset, config.segmentIndexBytes());
             TimeIndex timeIndex = new TimeIndex(withSuffix(LogFileNames.timeIndexFile(dir, baseOffset), fileSuffix),
                     baseOffset, config.segmentIndexBytes());
-            return new LogSegment(baseOffset, records, offsetIndex, timeIndex, config.indexIntervalBytes(), nowMs);
+            return new LogSegment(baseOffset, records, offsetIndex, timeIndex, config.indexIntervalBytes(), nowMs,
+                    config.randomSegmentJitterMs());
         } catch (IOException | RuntimeException e) {
             records.close();
             throw e;
@@ -92,6 +96,11 @@ public final class LogSegment {
 
     public long baseOffset() {
         return baseOffset;
+    }
+
+    /** How much earlier than {@code segment.ms} this segment rolls (0 without {@code segment.jitter.ms}). */
+    public long rollJitterMs() {
+        return rollJitterMs;
     }
 
     public int size() {
@@ -229,7 +238,7 @@ public final class LogSegment {
             return false;
         }
         return size() > config.segmentBytes() - bytes
-                || timeWaitedForRollMs(maxTimestamp, nowMs) > config.effectiveSegmentMs()
+                || timeWaitedForRollMs(maxTimestamp, nowMs) > config.effectiveSegmentMs() - rollJitterMs
                 || offsetIndex.isFull()
                 || timeIndex.isFull()
                 || !offsetIndex.canAppendOffset(lastOffset);

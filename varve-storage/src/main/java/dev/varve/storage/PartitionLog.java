@@ -174,9 +174,15 @@ public final class PartitionLog implements AutoCloseable {
                 LOG.debug("{}: answering a retried batch with its original offsets {}", topicPartition, duplicate.get());
                 return LogAppendInfo.duplicateOf(duplicate.get(), config.timestampType() == TimestampType.LOG_APPEND_TIME);
             }
+            MemoryRecords stored = records;
+            MemoryRecords recompressed = BatchValidator.recompressed(validated, config); // compression.type
+            if (recompressed != null) {
+                stored = recompressed;
+                validated = BatchValidator.validate(recompressed, config, nowMs);
+            }
             LogAppendInfo info = BatchValidator.assignOffsets(validated, logEnd.offset(), leaderEpoch, config, nowMs);
             if (info.numRecords() > 0) {
-                appendValidated(records, info);
+                appendValidated(stored, info);
             }
             return info;
         }
@@ -998,6 +1004,13 @@ public final class PartitionLog implements AutoCloseable {
 
     public File dir() {
         return dir;
+    }
+
+    /** The active segment's {@code segment.jitter.ms} draw: how much before {@code segment.ms} it rolls. */
+    public long activeSegmentRollJitterMs() {
+        synchronized (lock) {
+            return segments.active().rollJitterMs();
+        }
     }
 
     public int numberOfSegments() {
