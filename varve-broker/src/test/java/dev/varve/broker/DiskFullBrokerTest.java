@@ -50,7 +50,8 @@ class DiskFullBrokerTest {
         mount = new File(tmp, "tiny");
         Files.createDirectories(mount.toPath());
         mounted = run("mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mount.getAbsolutePath());
-        Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here (needs root)");
+        Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(mounted, "a tmpfs mount (needs root)"),
+                "cannot mount a tmpfs here (needs root)");
         broker = Broker.start(BrokerConfig.from(Map.of(
                 "listeners", "PLAINTEXT://127.0.0.1:0",
                 "log.dirs", new File(mount, "data").getAbsolutePath())));

@@ -223,7 +223,7 @@ class ProtocolFuzzProperties {
                 });
     }
 
-    @Property(tries = 1000, seed = "34917", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 1000, shrinking = ShrinkingMode.OFF)
     void aMutatedFrameIsAnsweredOrClosesItsConnection(@ForAll("frames") FuzzFrames.Frame frame) throws IOException {
         Outcome outcome = exchange(frame);
         if (frame.description().equals("valid")) {
@@ -232,7 +232,7 @@ class ProtocolFuzzProperties {
     }
 
     /** Random bytes, size prefix included: the broker closes the connection (or answers) and stays up. */
-    @Property(tries = 150, seed = "1288", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 150, shrinking = ShrinkingMode.OFF)
     void randomBytesAreAnsweredOrCloseTheConnection(@ForAll @Size(min = 1, max = 300) byte[] garbage,
                                        @ForAll @IntRange(min = 0, max = 2) int sizePrefix) throws IOException {
         byte[] sent = garbage;

@@ -205,7 +205,7 @@ class RecordBatchFuzzProperties {
                 .as((damage, seed) -> damage(damage, new Random(seed)));
     }
 
-    @Property(tries = 2000, seed = "2", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 2000, shrinking = ShrinkingMode.OFF)
     void theValidatorThrowsOnlyItsDocumentedErrors(@ForAll("batches") Damaged batch) {
         try {
             BatchValidator.validate(MemoryRecords.readableRecords(ByteBuffer.wrap(batch.bytes().clone())),
@@ -271,7 +271,7 @@ class RecordBatchFuzzProperties {
         return error;
     }
 
-    @Property(tries = 300, seed = "1", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 300, shrinking = ShrinkingMode.OFF)
     void aDamagedBatchIsAppendedWholeOrNotAtAll(@ForAll("batches") Damaged batch,
                                                 @ForAll("produceVersions") short version) throws IOException {
         produceAndCheckAllOrNothing(batch, version);

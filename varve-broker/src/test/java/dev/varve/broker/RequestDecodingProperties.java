@@ -50,7 +50,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  * at the end.
  */
 class RequestDecodingProperties {
-    static final int BYTES_PER_FRAME_BYTE = DecodeBudget.BYTES_PER_FRAME_BYTE;
+    /**
+     * The budget, plus what one allocation can add past its last check: the generated readers presize
+     * a list to the declared count (up to 8 bytes of array per frame byte, the count being bounded by
+     * the bytes left).
+     */
+    static final int BYTES_PER_FRAME_BYTE = DecodeBudget.BYTES_PER_FRAME_BYTE + 8;
     /** The budget's fixed part, and what 256 reads and an exception's stack trace allocate past a check. */
     static final int FIXED_BYTES = DecodeBudget.FIXED_BYTES + 64 * 1024;
 
@@ -222,7 +227,7 @@ class RequestDecodingProperties {
                 });
     }
 
-    @Property(tries = 3000, seed = "4917", shrinking = ShrinkingMode.OFF)
+    @Property(tries = 3000, shrinking = ShrinkingMode.OFF)
     void decodingAnyMutatedFrameAllocatesInProportionToItsSize(@ForAll("mutatedFrames") FuzzFrames.Frame frame) {
         decode(dispatcher, frame, false); // first: class loading of a rarely seen path is not the frame's cost
         assertBounded(decode(dispatcher, frame, frame.description().equals("valid")), frame);

@@ -103,7 +103,8 @@ public final class BatchValidator {
             return null;
         }
         org.apache.kafka.common.compress.Compression codec = org.apache.kafka.common.compress.Compression.of(target.get()).build();
-        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream(validated.sizeInBytes);
+        List<java.nio.ByteBuffer> rewritten = new ArrayList<>(validated.batches.size());
+        int total = 0;
         for (MutableRecordBatch batch : validated.batches) {
             java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(Math.max(256, batch.sizeInBytes()));
             org.apache.kafka.common.record.internal.MemoryRecordsBuilder builder = MemoryRecords.builder(out,
@@ -117,9 +118,13 @@ public final class BatchValidator {
                 }
             }
             java.nio.ByteBuffer built = builder.build().buffer();
-            all.write(built.array(), built.arrayOffset() + built.position(), built.remaining());
+            rewritten.add(built);
+            total += built.remaining();
         }
-        return MemoryRecords.readableRecords(java.nio.ByteBuffer.wrap(all.toByteArray()));
+        java.nio.ByteBuffer all = java.nio.ByteBuffer.allocate(total);
+        rewritten.forEach(all::put);
+        all.flip();
+        return MemoryRecords.readableRecords(all);
     }
 
     /**

@@ -47,7 +47,8 @@ class DiskFullTest {
         mount = new File(tmp, "tiny");
         Files.createDirectories(mount.toPath());
         mounted = run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.getAbsolutePath());
-        Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here (needs root)");
+        Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(mounted, "a tmpfs mount (needs root)"),
+                "cannot mount a tmpfs here (needs root)");
     }
 
     @AfterEach

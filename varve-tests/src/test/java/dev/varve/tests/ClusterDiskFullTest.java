@@ -55,7 +55,8 @@ class ClusterDiskFullTest {
             if (!mounted) {
                 mount = null;
             }
-            Assumptions.assumeTrue(mounted, "cannot mount a tmpfs here (needs root)");
+            Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(mounted, "a tmpfs mount (needs root)"),
+                    "cannot mount a tmpfs here (needs root)");
 
             admin.createTopics(List.of(new NewTopic(TOPIC, Map.of(0, List.of(VICTIM, 1, 2)))
                     .configs(Map.of("min.insync.replicas", "2", "segment.bytes", "262144"))))

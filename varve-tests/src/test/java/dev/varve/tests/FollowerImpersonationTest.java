@@ -50,7 +50,8 @@ class FollowerImpersonationTest {
     @Test
     @Timeout(value = 5, unit = TimeUnit.MINUTES)
     void aClientPosingAsAFollowerCannotMoveTheHighWatermark() throws Exception {
-        assumeTrue(VirtualNetwork.available(), "needs root and network namespaces");
+        assumeTrue(dev.varve.storage.testing.Capabilities.require(VirtualNetwork.available(),
+                "network namespaces (needs root)"), "needs root and network namespaces");
         try (VirtualNetwork net = VirtualNetwork.create(3);
              // a paused follower stays registered and in the ISR for the whole test
              TestCluster cluster = TestCluster.start(dir, 3, 0, Map.of("replica.lag.time.max.ms", "60000",

@@ -63,7 +63,8 @@ class KcatTest {
 
     @BeforeAll
     static void startBroker() throws Exception {
-        assumeTrue(kcatAvailable(), "kcat is not on the PATH (apt-get install kcat)");
+        assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(), "kcat on the PATH"),
+                "kcat is not on the PATH (apt-get install kcat)");
         broker = TestBroker.start(tmp.resolve("data"), Map.of());
         bootstrap = broker.bootstrap();
     }

@@ -86,7 +86,7 @@ class FollowerTruncationProperties {
         return new Pair(l, f, common);
     }
 
-    @Property(tries = 500, seed = "101279")
+    @Property(tries = 500)
     void theLoopStopsExactlyAtTheFirstDivergence(@ForAll("pairs") Pair pair) {
         EpochTruncationTest.Log follower = pair.follower();
         EpochTruncationTest.Log leader = pair.leader();
@@ -103,7 +103,7 @@ class FollowerTruncationProperties {
         assertThat(follower.values).isEqualTo(leader.values);
     }
 
-    @Property(tries = 200, seed = "4242")
+    @Property(tries = 200)
     void leaderAnswersMatchTheStorageEpochCache(@ForAll("pairs") Pair pair, @ForAll("requested") int requested) throws IOException {
         Path dir = Files.createTempDirectory("epochs");
         try {

@@ -84,7 +84,8 @@ public final class ChaosRunner {
                            List<Fault> faults) {
         /** Every fault this machine can inject (the network and disk faults need root: {@link VirtualNetwork#available()}). */
         public static Settings ci(long durationMs, long seed) {
-            boolean network = VirtualNetwork.available();
+            boolean network = dev.varve.storage.testing.Capabilities.require(VirtualNetwork.available(),
+                    "network namespaces for the network and disk faults (needs root)");
             List<Fault> faults = java.util.Arrays.stream(Fault.values()).filter(f -> network || !f.needsNetwork).toList();
             return new Settings(durationMs, seed, 3, 3, 2, 5_000, 9_000, 150, faults);
         }
