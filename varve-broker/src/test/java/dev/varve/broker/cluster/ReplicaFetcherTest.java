@@ -62,8 +62,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * The follower fetcher against stub leaders: a real {@link KafkaServer} on loopback serving replica
- * fetches (and ListOffsets) from a real leader {@link PartitionLog}, with the leader's divergence check
- * ({@link EpochEndOffsets#divergingEpoch}) and epoch fencing. The follower must end byte for byte equal
+ * fetches (and ListOffsets) from a real leader {@link PartitionLog}, with epoch fencing and a
+ * divergence check of the test's own ({@link #divergence}, from the leader's batches: the production
+ * {@link EpochEndOffsets} is not its own oracle here). Absence is shown against progress (the leader
+ * grew, the port was tried), not by sleeping. The follower must end byte for byte equal
  * to the leader, truncating exactly the divergent part of its log.
  */
 class ReplicaFetcherTest {
@@ -294,13 +296,17 @@ class ReplicaFetcherTest {
         await().atMost(10, TimeUnit.SECONDS).until(() -> follower.logEndOffset() > 20);
         manager.removePartitions(List.of(TP));
         long endAtRemoval = follower.logEndOffset();
+        int fetchesAtRemoval = leader.fetches.size();
         assertThat(manager.partitions()).isEmpty();
         assertThat(manager.threadNames()).isEmpty();
-        sleep(300);
+        // the leader goes on (enough for a running fetcher to have fetched several times): nothing follows
+        long leaderEndAtRemoval = leaderLog.logEndOffset();
+        await().atMost(10, TimeUnit.SECONDS).until(() -> leaderLog.logEndOffset() >= leaderEndAtRemoval + 100);
         stop.set(true);
         appender.join();
-        assertThat(leaderLog.logEndOffset()).isGreaterThan(endAtRemoval);
         assertThat(follower.logEndOffset()).isEqualTo(endAtRemoval);
+        assertThat(leader.fetches.size() - fetchesAtRemoval).as("fetches after removal (one may have been in flight)")
+                .isLessThanOrEqualTo(1);
     }
 
     /** The old leader's tail (epoch 0) that the new leader never got is cut; the old leader's thread stops. */
@@ -344,7 +350,23 @@ class ReplicaFetcherTest {
         leader.stopServer();
         appendBatch(leaderLog, 0, "whileDown", 3);
         leaderLog.updateHighWatermark(leaderLog.logEndOffset());
-        sleep(400);                                       // several failed connection attempts
+        // while the leader is down its port takes connections and drops them: the follower retries
+        java.util.concurrent.atomic.AtomicInteger attempts = new java.util.concurrent.atomic.AtomicInteger();
+        try (java.net.ServerSocket down = new java.net.ServerSocket()) {
+            down.setReuseAddress(true);
+            down.bind(new java.net.InetSocketAddress("127.0.0.1", leader.port()));
+            Thread acceptor = new Thread(() -> {
+                while (!down.isClosed()) {
+                    try (java.net.Socket s = down.accept()) {
+                        attempts.incrementAndGet();
+                    } catch (java.io.IOException e) {
+                        return;
+                    }
+                }
+            });
+            acceptor.start();
+            await().atMost(10, TimeUnit.SECONDS).until(() -> attempts.get() >= 3);
+        }
         assertThat(follower.logEndOffset()).isEqualTo(3);
         assertThat(manager.partitions()).containsExactly(TP);
 
@@ -363,13 +385,15 @@ class ReplicaFetcherTest {
         PartitionLog follower = log("follower");
         manager.addPartitions(leader.endpoint(), List.of(new FollowerPartition(TP, TOPIC_ID, 4, follower)));
 
-        await().atMost(10, TimeUnit.SECONDS).until(() -> leader.fetches.size() >= 2);
+        await().atMost(10, TimeUnit.SECONDS).until(() -> leader.fetches.size() >= 4);
         assertThat(follower.logEndOffset()).isZero();
         assertThat(manager.partitions()).containsExactly(TP);
-        // Backs off between attempts instead of spinning.
-        int attempts = leader.fetches.size();
-        sleep(300);
-        assertThat(leader.fetches.size() - attempts).isLessThanOrEqualTo(5);
+        // Backs off (replica.fetch.backoff.ms) between fenced attempts instead of spinning.
+        List<SeenFetch> seen = List.copyOf(leader.fetches);
+        for (int i = 1; i < seen.size(); i++) {
+            long gapMs = (seen.get(i).receivedNanos() - seen.get(i - 1).receivedNanos()) / 1_000_000;
+            assertThat(gapMs).as("gap before fenced attempt %d", i).isGreaterThanOrEqualTo(FETCHER_CONFIG.fetchBackoffMs() - 10);
+        }
 
         manager.addPartitions(leader.endpoint(), List.of(new FollowerPartition(TP, TOPIC_ID, 5, follower)));
         awaitIdentical(follower, leaderLog);
@@ -503,9 +527,57 @@ class ReplicaFetcherTest {
         }
     }
 
+    /**
+     * The test's own model of the leader's KIP-320 check, from the batches in the leader's log (not
+     * its epoch cache, nor the production {@link EpochEndOffsets}): for the follower's last fetched
+     * epoch E, the largest epoch at most E that the log holds and where it ends (the base offset of
+     * the first batch of a later epoch, else the log end); the follower diverges when that epoch is
+     * not E or ends before its fetch offset. No epoch at most E: epoch -1, offset -1.
+     */
+    static Optional<EpochEndOffset> divergence(PartitionLog log, int lastFetchedEpoch, long fetchOffset) {
+        if (lastFetchedEpoch < 0) {
+            return Optional.empty();
+        }
+        int epoch = -1;
+        long endOffset = -1;
+        boolean ended = false;
+        long next = log.logStartOffset();
+        long logEnd = log.logEndOffset();
+        while (!ended && next < logEnd) { // a read returns batches of one segment at most
+            long before = next;
+            for (org.apache.kafka.common.record.internal.RecordBatch b
+                    : log.read(next, 1 << 20, logEnd, true).records().batches()) {
+                if (b.lastOffset() < next) {
+                    continue;
+                }
+                if (b.partitionLeaderEpoch() <= lastFetchedEpoch) {
+                    epoch = b.partitionLeaderEpoch();
+                } else {
+                    endOffset = b.baseOffset();
+                    ended = true;
+                    break;
+                }
+                next = b.nextOffset();
+            }
+            if (next == before) {
+                break;
+            }
+        }
+        if (epoch < 0) {
+            return Optional.of(new EpochEndOffset(-1, -1));
+        }
+        if (!ended) {
+            endOffset = logEnd;
+        }
+        if (epoch != lastFetchedEpoch || endOffset < fetchOffset) {
+            return Optional.of(new EpochEndOffset(epoch, endOffset));
+        }
+        return Optional.empty();
+    }
+
     /** The fields of one replica fetch the stub received. */
     record SeenFetch(short version, int replicaId, long replicaEpoch, int sessionId, int maxWaitMs, long fetchOffset,
-                     int currentLeaderEpoch, int lastFetchedEpoch) {
+                     int currentLeaderEpoch, int lastFetchedEpoch, long receivedNanos) {
     }
 
     /**
@@ -538,6 +610,10 @@ class ReplicaFetcherTest {
 
         Leader endpoint() {
             return new Leader(brokerId, "127.0.0.1", port);
+        }
+
+        int port() {
+            return port;
         }
 
         void startServer() throws InterruptedException {
@@ -583,7 +659,7 @@ class ReplicaFetcherTest {
                     for (FetchRequestData.FetchPartition p : t.partitions()) {
                         fetches.add(new SeenFetch(req.version(), data.replicaState().replicaId(),
                                 data.replicaState().replicaEpoch(), data.sessionId(), data.maxWaitMs(), p.fetchOffset(),
-                                p.currentLeaderEpoch(), p.lastFetchedEpoch()));
+                                p.currentLeaderEpoch(), p.lastFetchedEpoch(), System.nanoTime()));
                     }
                 }
                 FetchResponseData first = read(data);
@@ -624,9 +700,8 @@ class ReplicaFetcherTest {
                     return pd.setErrorCode(fenced.code());
                 }
                 try {
-                    List<EpochEntry> epochs = log.epochCache().entries();
                     long end = log.logEndOffset();
-                    Optional<EpochEndOffset> diverging = EpochEndOffsets.divergingEpoch(epochs, end, p.lastFetchedEpoch(), p.fetchOffset());
+                    Optional<EpochEndOffset> diverging = divergence(log, p.lastFetchedEpoch(), p.fetchOffset());
                     pd.setHighWatermark(log.highWatermark()).setLastStableOffset(log.highWatermark())
                             .setLogStartOffset(log.logStartOffset());
                     if (diverging.isPresent()) {
