@@ -197,10 +197,19 @@ class ReplicaFetcherTest {
         leaderLog.updateHighWatermark(leaderLog.logEndOffset());
         follower.updateHighWatermark(10);
         StubLeader leader = startLeader(1, leaderLog, 2);
+        // the broker checkpoints lowered recovery points here (LogManager.checkpointLoweredRecoveryPoints)
+        List<long[]> hookCalls = new java.util.concurrent.CopyOnWriteArrayList<>();
+        manager.setAfterTruncation(() -> hookCalls.add(new long[]{follower.logEndOffset(), follower.recoveryPoint()}));
 
         manager.addPartitions(leader.endpoint(), List.of(new FollowerPartition(TP, TOPIC_ID, 2, follower)));
         awaitIdentical(follower, leaderLog);
         assertThat(follower.epochCache().entries()).containsExactly(new EpochEntry(0, 0), new EpochEntry(2, 10));
+        // the hook ran after the truncation to 10 and before the leader's batches were appended
+        assertThat(hookCalls).as("after-truncation calls (log end, recovery point)")
+                .anySatisfy(c -> {
+                    assertThat(c[0]).isEqualTo(10);
+                    assertThat(c[1]).isLessThanOrEqualTo(10);
+                });
         // One diverging answer (epoch 0 ends at 10), then fetching from 10: nothing below it was cut.
         assertThat(leader.fetches.peek()).extracting(SeenFetch::fetchOffset, SeenFetch::lastFetchedEpoch)
                 .containsExactly(16L, 1);
