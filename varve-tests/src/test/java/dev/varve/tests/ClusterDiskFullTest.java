@@ -48,7 +48,9 @@ class ClusterDiskFullTest {
     @Test
     void leadershipMovesAwayFromAFullDiskAndTheNodeRejoinsAfterSpaceReturns() throws Exception {
         File mount = null;
-        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
+        // heartbeats 15 s apart: a broker that waited for its next one would ask to be fenced seconds late
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of("broker.heartbeat.interval.ms", String.valueOf(HEARTBEAT_MS),
+                "broker.session.timeout.ms", "45000")); Admin admin = cluster.admin()) {
             mount = dir.resolve("node-" + VICTIM).resolve("data").resolve(TOPIC + "-0").toFile();
             Files.createDirectories(mount.toPath());
             boolean mounted = run("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount.getAbsolutePath());
@@ -74,8 +76,13 @@ class ClusterDiskFullTest {
             assertThat(TestCluster.leaderId(after)).as("leadership moved off the full disk").isIn(1, 2);
             assertThat(TestCluster.ids(after.isr())).doesNotContain(VICTIM).hasSize(2);
             assertThat(cluster.node(VICTIM).alive()).as("the broker did not crash").isTrue();
-            assertThat(cluster.node(VICTIM).log()).contains("KAFKA_STORAGE_ERROR")
-                    .contains("asking the controller to fence broker 3");
+            String log = cluster.node(VICTIM).log();
+            assertThat(log).contains("KAFKA_STORAGE_ERROR").contains("asking the controller to fence broker 3");
+            // the failed directory is reported at once, not at the next heartbeat
+            long failedAt = timeOfFirstLine(log, "its partitions answer KAFKA_STORAGE_ERROR");
+            long fenceAskedAt = timeOfFirstLine(log, "asking the controller to fence broker 3");
+            assertThat(fenceAskedAt - failedAt).as("ms from the log directory's failure to the fencing heartbeat")
+                    .isBetween(0L, 1_000L);
             assertThat(cluster.readPartition(TOPIC, 0)).as("every acknowledged record, once, in order").isEqualTo(acked);
 
             // Space returns; node 3 is restarted (Kafka's rule too: a failed log directory stays offline until then).
@@ -95,6 +102,19 @@ class ClusterDiskFullTest {
                 run("umount", "-l", mount.getAbsolutePath());
             }
         }
+    }
+
+    private static final long HEARTBEAT_MS = 15_000;
+
+    /** Milliseconds of the day of the first log line containing {@code text} (the node logs HH:mm:ss.SSS first). */
+    private static long timeOfFirstLine(String log, String text) {
+        for (String line : log.split("\n")) {
+            if (line.contains(text) && line.length() > 12 && line.charAt(2) == ':') {
+                java.time.LocalTime t = java.time.LocalTime.parse(line.substring(0, 12));
+                return t.toNanoOfDay() / 1_000_000;
+            }
+        }
+        throw new AssertionError("no log line contains '" + text + "'");
     }
 
     private static boolean run(String... command) {
