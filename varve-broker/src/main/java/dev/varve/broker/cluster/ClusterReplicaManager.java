@@ -129,6 +129,14 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
 
     /** Metadata thread only: partitions whose last transition failed, tried again with the next delta. */
     private final Set<TopicPartition> failedTransitions = new HashSet<>();
+    /** Serialises image application: the metadata publisher's deliveries and the retries of failed transitions. */
+    private final Object applyLock = new Object();
+    /** Guarded by applyLock: a retry of failed transitions is scheduled. */
+    private boolean retryScheduled;
+    /** Guarded by applyLock: the delay before the next retry (doubles while retries keep failing). */
+    private long retryDelayMs = FIRST_RETRY_MS;
+    static final long FIRST_RETRY_MS = 1_000;
+    static final long MAX_RETRY_MS = 60_000;
     /** Metadata thread only: the brokers that were not eligible in the last image. */
     private Set<Integer> lastIneligible = Set.of();
     /** The partitions held here, as the delta walk asks about them. */
@@ -161,6 +169,42 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      */
     @Override
     public void onImage(MetadataImage previous, MetadataImage next) {
+        synchronized (applyLock) {
+            applyDelta(previous, next);
+            scheduleRetryOfFailedTransitions();
+        }
+    }
+
+    /**
+     * Partitions whose transition failed are tried again with the next delta, and, should none come
+     * (a quiet cluster), on a timer: after 1 s, doubling up to 60 s while they keep failing.
+     */
+    private void scheduleRetryOfFailedTransitions() {
+        if (failedTransitions.isEmpty()) {
+            retryDelayMs = FIRST_RETRY_MS;
+            return;
+        }
+        if (retryScheduled || closed) {
+            return;
+        }
+        retryScheduled = true;
+        long delay = retryDelayMs;
+        retryDelayMs = Math.min(MAX_RETRY_MS, retryDelayMs * 2);
+        java.util.concurrent.CompletableFuture.delayedExecutor(delay, TimeUnit.MILLISECONDS).execute(() -> {
+            synchronized (applyLock) {
+                retryScheduled = false;
+                if (closed || failedTransitions.isEmpty()) {
+                    return;
+                }
+                LOG.info("Retrying the transitions of {} partition(s) that failed", failedTransitions.size());
+                MetadataImage current = image;
+                applyDelta(current, current);
+                scheduleRetryOfFailedTransitions();
+            }
+        });
+    }
+
+    private void applyDelta(MetadataImage previous, MetadataImage next) {
         publishImage(next);
         if (closed) {
             return;

@@ -103,6 +103,22 @@ class ReplicationSimulationTest {
         assertThat(sim.controller.partition(0).isr()).hasSize(ReplicationSimulation.REPLICA_COUNT);
     }
 
+    /**
+     * Found by ReplicationProperties with a fresh jqwik seed: the controller channel resent an
+     * AlterPartition EXPAND; its first copy was refused (INELIGIBLE_REPLICA: the new member was fenced)
+     * and the leader reverted to its committed ISR, then the second copy arrived once the member was
+     * eligible and the controller applied it. The controller's ISR then held a replica the leader's high
+     * watermark had not waited for (it lacked committed records). The quorum controller now commits the
+     * answer of a refused AlterPartition, so a resent copy gets the refusal
+     * ({@code QuorumControllerTest.aRefusedAlterPartitionRetriedAfterTheReplicaBecameEligibleGetsTheRefusal});
+     * the simulated controller answers by request id the same way.
+     */
+    @Test
+    void aResentCopyOfARefusedAlterPartitionGetsTheRefusal() {
+        ReplicationSimulation.runAndHeal(-7_079_667, ReplicationSimulation.Options.defaults(1).withPartitions(3)
+                .withEvents(ReplicationProperties.EVENTS));
+    }
+
     /** The mutant: a new follower truncates to its high watermark, as before KIP-101. */
     @Test
     void truncatingToTheHighWatermarkIsCaught() {

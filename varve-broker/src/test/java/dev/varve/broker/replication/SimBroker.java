@@ -688,7 +688,7 @@ final class SimBroker {
     /** The controller channel under the batcher: resent until answered, REQUEST_TIMED_OUT after a few attempts. */
     private CompletableFuture<ControllerChannel.Reply> sendAlterPartition(AlterPartitionRequestData request, long inc) {
         CompletableFuture<ControllerChannel.Reply> reply = new CompletableFuture<>();
-        attemptAlterPartition(request, reply, inc, 1);
+        attemptAlterPartition(request, reply, inc, 1); // every attempt carries one request id: the reply future
         return reply;
     }
 
@@ -702,7 +702,7 @@ final class SimBroker {
             sim.batchedAlterPartitions++;
         }
         net.send(id, SimNetwork.CONTROLLER, "AlterPartition (" + partitions + " partitions)",
-                () -> sim.controller.onAlterPartition(request, this, answer -> {
+                () -> sim.controller.onAlterPartition(request, reply, this, answer -> {
                     if (live(inc)) {
                         reply.complete(new ControllerChannel.Reply(answer, -1));
                     }

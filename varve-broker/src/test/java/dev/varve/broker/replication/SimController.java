@@ -167,7 +167,20 @@ final class SimController {
      * broker epochs (KIP-903) are checked as in production. A request carries every partition its
      * leader's batcher coalesced; the trace names each with its answer.
      */
-    void onAlterPartition(AlterPartitionRequestData req, SimBroker from, Consumer<AlterPartitionResponseData> answer) {
+    /**
+     * Answers by request id, as the quorum controller keeps them (a {@code CommandReply} committed with
+     * the decision, also for a refused AlterPartition): a resent copy of a request gets its first answer.
+     */
+    private final Map<Object, AlterPartitionResponseData> answers = new java.util.HashMap<>();
+
+    void onAlterPartition(AlterPartitionRequestData req, Object requestId, SimBroker from,
+                          Consumer<AlterPartitionResponseData> answer) {
+        AlterPartitionResponseData first = answers.get(requestId);
+        if (first != null) {
+            sim.trace("ctl: AlterPartition from b" + req.brokerId() + " resent: its first answer again");
+            net.send(SimNetwork.CONTROLLER, from.id, "AlterPartition reply", () -> answer.accept(first));
+            return;
+        }
         MetadataImage before = image;
         AlterPartitionResponseData reply = (AlterPartitionResponseData) commit(apis.handle(image, ApiKeys.ALTER_PARTITION, req,
                 net.nowMs));
@@ -188,6 +201,7 @@ final class SimController {
         }
         sim.trace("ctl: AlterPartition from b" + req.brokerId() + " " + asked + (reply.errorCode() == 0 ? ""
                 : " request error " + Errors.forCode(reply.errorCode())) + changedSince(before));
+        answers.put(requestId, reply);
         net.send(SimNetwork.CONTROLLER, from.id, "AlterPartition reply", () -> answer.accept(reply));
     }
 

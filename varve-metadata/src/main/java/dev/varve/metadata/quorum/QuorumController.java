@@ -330,9 +330,16 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                     waiting.addFirst(p);
                     break;
                 }
-                if (!decision.records().isEmpty()) {
+                // An AlterPartition is remembered even when it changed nothing (refused): its retry
+                // arriving later, once the refused replica became eligible, must get the refusal, not a
+                // second decision — its leader reverted on the refusal and no longer counts that replica
+                // in its high watermark, so a late acceptance would put a replica lacking committed
+                // records into the ISR. Other commands that changed nothing are decided again, harmlessly.
+                boolean remember = request.hasRequestId()
+                        && (!decision.records().isEmpty() || request.key() == org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION);
+                if (!decision.records().isEmpty() || remember) {
                     records.addAll(decision.records());
-                    if (request.hasRequestId()) {
+                    if (remember) {
                         records.add(new MetadataRecord.CommandReply(request.requestId(), response));
                     }
                     projected = after;

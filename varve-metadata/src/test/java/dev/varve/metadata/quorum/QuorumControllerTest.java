@@ -4,6 +4,7 @@ import dev.varve.metadata.ControllerConfig;
 import dev.varve.metadata.ControllerEnvelope;
 import dev.varve.metadata.ControllerLogic;
 import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.PartitionState;
 import dev.varve.metadata.MetadataRecord;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.message.BrokerHeartbeatRequestData;
@@ -365,6 +366,65 @@ class QuorumControllerTest {
         assertThat(loader.inTransaction()).isFalse();
         assertThat(loader.image().topic("half")).isEmpty();
         assertThat(loader.image().topic("t")).isPresent();
+    }
+
+    /**
+     * A refused AlterPartition retried later (the channel resent it before the refusal arrived) gets
+     * the refusal, even though the replica it adds has become eligible meanwhile: its leader reverted on
+     * the refusal, so accepting the late copy would put a replica that lacks committed records into the
+     * ISR (found by ReplicationProperties with simulation seed -7079667).
+     */
+    @Test
+    void aRefusedAlterPartitionRetriedAfterTheReplicaBecameEligibleGetsTheRefusal() throws Exception {
+        cluster = new TestCluster(dir, 1, 0, b -> b);
+        MetadataLoader loader = new MetadataLoader();
+        start(1, loader, () -> new ControllerLogic(ControllerConfig.defaults().withBrokerSessionTimeoutMs(1_000)
+                .withDefaultReplicationFactor((short) 2), Uuid::randomUuid, (t, c) -> { }));
+        client = new ControllerClient(cluster.voters, "test-cluster", 1_000, 100);
+        long e1 = register(1);
+        long e2 = register(2);
+        assertThat(heartbeat(1, e1, Long.MAX_VALUE - 1).isFenced()).isFalse();
+        assertThat(heartbeat(2, e2, Long.MAX_VALUE - 1).isFenced()).isFalse();
+        assertThat(create("t").errorCode()).isEqualTo(Errors.NONE.code());
+        long until = System.currentTimeMillis() + 3_000; // broker 2 goes silent and is fenced
+        while (System.currentTimeMillis() < until) {
+            heartbeat(1, e1, Long.MAX_VALUE - 1);
+            Thread.sleep(200);
+        }
+        org.apache.kafka.common.Uuid topicId = loader.image().topic("t").orElseThrow().id();
+        PartitionState p = loader.image().topic("t").orElseThrow().partition(0);
+        assertThat(p.leader()).isEqualTo(1);
+        assertThat(p.isr()).containsExactly(1);
+
+        org.apache.kafka.common.message.AlterPartitionRequestData expand = new org.apache.kafka.common.message.AlterPartitionRequestData()
+                .setBrokerId(1).setBrokerEpoch(e1);
+        org.apache.kafka.common.message.AlterPartitionRequestData.PartitionData pd =
+                new org.apache.kafka.common.message.AlterPartitionRequestData.PartitionData().setPartitionIndex(0)
+                        .setLeaderEpoch(p.leaderEpoch()).setPartitionEpoch(p.partitionEpoch());
+        pd.newIsrWithEpochs().add(new org.apache.kafka.common.message.AlterPartitionRequestData.BrokerState().setBrokerId(1).setBrokerEpoch(e1));
+        pd.newIsrWithEpochs().add(new org.apache.kafka.common.message.AlterPartitionRequestData.BrokerState().setBrokerId(2).setBrokerEpoch(e2));
+        expand.topics().add(new org.apache.kafka.common.message.AlterPartitionRequestData.TopicData().setTopicId(topicId)
+                .setPartitions(new java.util.ArrayList<>(List.of(pd))));
+        byte[] command = ControllerEnvelope.encodeRequest(ApiKeys.ALTER_PARTITION, ApiKeys.ALTER_PARTITION.latestVersion(),
+                expand, Uuid.randomUuid());
+        assertThat(alterPartitionError(client.send(command).get(30, TimeUnit.SECONDS))).isEqualTo(Errors.INELIGIBLE_REPLICA);
+
+        await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            heartbeat(1, e1, Long.MAX_VALUE - 1);
+            assertThat(heartbeat(2, e2, Long.MAX_VALUE - 1).isFenced()).isFalse(); // eligible again
+        });
+        assertThat(alterPartitionError(client.send(command).get(30, TimeUnit.SECONDS)))
+                .as("the same command, retried").isEqualTo(Errors.INELIGIBLE_REPLICA);
+        assertThat(loader.image().topic("t").orElseThrow().partition(0).isr()).containsExactly(1);
+    }
+
+    private static Errors alterPartitionError(byte[] reply) {
+        ControllerReply r = ControllerReply.decode(reply);
+        assertThat(r.error()).as(r.message()).isEqualTo(Errors.NONE);
+        org.apache.kafka.common.message.AlterPartitionResponseData data = (org.apache.kafka.common.message.AlterPartitionResponseData)
+                ControllerEnvelope.decodeResponse(ApiKeys.ALTER_PARTITION, ApiKeys.ALTER_PARTITION.latestVersion(), r.response());
+        assertThat(data.errorCode()).isEqualTo(Errors.NONE.code());
+        return Errors.forCode(data.topics().get(0).partitions().get(0).errorCode());
     }
 
     /** A CreateTopics command with a request id, as a broker's ControllerChannel sends it. */
