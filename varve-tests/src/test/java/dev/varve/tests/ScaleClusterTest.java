@@ -81,6 +81,15 @@ class ScaleClusterTest {
                 running.set(false);
                 producer.join(120_000);
             }
+            if (!failures.isEmpty()) {
+                // what the brokers said: the CI failure this diagnoses has not been reproduced locally
+                for (TestCluster.Node node : cluster.nodes()) {
+                    System.out.println("---- node " + node.id + ": WARN/ERROR lines (first 60)");
+                    node.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).limit(60)
+                            .forEach(System.out::println);
+                }
+                failures.stream().map(Throwable::getMessage).distinct().limit(5).forEach(System.out::println);
+            }
             assertThat(failures).as("producer errors").isEmpty();
 
             acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
