@@ -54,13 +54,16 @@ class ScaleClusterTest {
             AtomicBoolean running = new AtomicBoolean(true);
             Thread producer = new Thread(() -> produce(cluster, acked, failures, running), "scale-producer");
             producer.start();
+            System.out.println(java.time.LocalTime.now() + " producing");
             int victim;
             try {
                 acked.awaitAtLeast(3 * PARTITIONS, ACK_WAIT);
+                System.out.println(java.time.LocalTime.now() + " " + acked.count() + " acknowledged");
                 // kill -9 the broker leading the most partitions
                 Map<Integer, Integer> led = new HashMap<>();
                 TestCluster.describe(admin, TOPIC).forEach(p -> led.merge(TestCluster.leaderId(p), 1, Integer::sum));
                 victim = led.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+                System.out.println(java.time.LocalTime.now() + " kill -9 of broker " + victim);
                 cluster.node(victim).kill();
                 long killed = System.nanoTime();
                 await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
@@ -70,6 +73,7 @@ class ScaleClusterTest {
                         led.get(victim), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
                 acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
 
+                System.out.println(java.time.LocalTime.now() + " restart of broker " + victim);
                 cluster.node(victim).start();
                 long restarted = System.nanoTime();
                 await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
@@ -83,12 +87,33 @@ class ScaleClusterTest {
             }
             if (!failures.isEmpty()) {
                 // what the brokers said: the CI failure this diagnoses has not been reproduced locally
-                for (TestCluster.Node node : cluster.nodes()) {
-                    System.out.println("---- node " + node.id + ": WARN/ERROR lines (first 60)");
-                    node.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")).limit(60)
-                            .forEach(System.out::println);
+                java.util.Set<String> stuck = new java.util.TreeSet<>();
+                java.util.regex.Matcher m;
+                for (Throwable f : failures) {
+                    m = java.util.regex.Pattern.compile(TOPIC + "-([0-9]+)").matcher(String.valueOf(f.getMessage()));
+                    while (m.find()) {
+                        stuck.add(TOPIC + "-" + m.group(1));
+                    }
                 }
-                failures.stream().map(Throwable::getMessage).distinct().limit(5).forEach(System.out::println);
+                System.out.println("---- partitions whose batches failed: " + stuck);
+                TestCluster.describe(admin, TOPIC).stream()
+                        .filter(p -> stuck.contains(TOPIC + "-" + p.partition()))
+                        .limit(10).forEach(p -> System.out.println("now: " + p));
+                for (TestCluster.Node node : cluster.nodes()) {
+                    System.out.println("---- node " + node.id + ": WARN/ERROR/closing lines and lines naming those partitions (first 100)");
+                    node.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")
+                                    || l.contains("closing connection") || stuck.stream().anyMatch(t -> l.contains(t + " ")
+                                    || l.contains(t + ":") || l.contains(t + ",") || l.contains(t + "}")))
+                            .limit(100).forEach(System.out::println);
+                }
+                failures.stream().map(Throwable::toString).distinct().limit(5).forEach(System.out::println);
+                // the whole logs, for a reading after the run (target/ survives the test's temporary directory)
+                Path keep = Path.of("target", "scale-cluster-failure");
+                Files.createDirectories(keep);
+                for (TestCluster.Node node : cluster.nodes()) {
+                    Files.copy(node.log, keep.resolve("node-" + node.id + ".log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+                System.out.println("node logs kept in " + keep.toAbsolutePath());
             }
             assertThat(failures).as("producer errors").isEmpty();
 
@@ -120,6 +145,9 @@ class ScaleClusterTest {
                 String value = AckedRecords.value(seq++);
                 producer.send(new ProducerRecord<>(TOPIC, partition, null, value), (md, e) -> {
                     if (e != null) {
+                        if (failures.isEmpty()) {
+                            System.out.println(java.time.LocalTime.now() + " first producer error: " + e);
+                        }
                         failures.add(e);
                     } else {
                         acked.add(md.partition(), value);
