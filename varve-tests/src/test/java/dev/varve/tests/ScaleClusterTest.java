@@ -40,6 +40,33 @@ class ScaleClusterTest {
 
     @Test
     void aThousandPartitionsSurviveKillAndRestartWithoutLosingAnAcknowledgedRecord() throws Exception {
+        // the producer's own account (retried errors, epoch bumps), printed only if the test fails
+        ch.qos.logback.classic.Logger clientLog = (ch.qos.logback.classic.Logger)
+                org.slf4j.LoggerFactory.getLogger("org.apache.kafka.clients.producer.internals");
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents =
+                new ch.qos.logback.core.read.ListAppender<>();
+        clientEvents.start();
+        ch.qos.logback.classic.Level clientLevel = clientLog.getLevel();
+        // logback-test.xml quiets the Sender (retried errors are what fault tests cause); here they are the evidence
+        ch.qos.logback.classic.Logger senderLog = (ch.qos.logback.classic.Logger)
+                org.slf4j.LoggerFactory.getLogger("org.apache.kafka.clients.producer.internals.Sender");
+        ch.qos.logback.classic.Level senderLevel = senderLog.getLevel();
+        senderLog.setLevel(ch.qos.logback.classic.Level.INFO);
+        clientLog.setLevel(ch.qos.logback.classic.Level.INFO);
+        clientLog.setAdditive(false);
+        clientLog.addAppender(clientEvents);
+        try {
+            run(clientEvents);
+        } finally {
+            clientLog.detachAppender(clientEvents);
+            clientLog.setAdditive(true);
+            clientLog.setLevel(clientLevel);
+            senderLog.setLevel(senderLevel);
+        }
+    }
+
+    private void run(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
+            throws Exception {
         try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
             long t0 = System.nanoTime();
             // the first answer is the one that counts: a retried command must not say TOPIC_ALREADY_EXISTS
@@ -107,6 +134,17 @@ class ScaleClusterTest {
                             .limit(100).forEach(System.out::println);
                 }
                 failures.stream().map(Throwable::toString).distinct().limit(5).forEach(System.out::println);
+                System.out.println("---- the producer's log: epoch and producer-id lines, and lines naming those partitions (first 150)");
+                List<ch.qos.logback.classic.spi.ILoggingEvent> events;
+                synchronized (clientEvents) { // the appender appends under its own lock
+                    events = List.copyOf(clientEvents.list);
+                }
+                events.stream().map(e -> java.time.Instant.ofEpochMilli(e.getTimeStamp()) + " " + e.getLevel() + " "
+                                + e.getLoggerName().replaceAll(".*[.]", "") + " - " + e.getFormattedMessage())
+                        .filter(l -> l.contains("poch") || l.contains("roducerId") || l.contains("equence")
+                                || stuck.stream().anyMatch(t -> l.contains(t + " ") || l.contains(t + ",") || l.contains(t + ":")))
+                        .limit(150).forEach(System.out::println);
+                System.out.println("(" + events.size() + " producer log lines in all)");
                 // the whole logs, for a reading after the run (target/ survives the test's temporary directory)
                 Path keep = Path.of("target", "scale-cluster-failure");
                 Files.createDirectories(keep);
