@@ -346,6 +346,14 @@ public final class LeaderState {
      * Kafka's {@code isReplicaIsrEligible}). The HW does not wait for them to join either.
      */
     public void setIneligibleReplicas(Set<Integer> replicaIds) {
+        for (int replica : replicaIds) {
+            if (!ineligibleReplicas.contains(replica) && followers.containsKey(replica)) {
+                // What it fetched before its broker was fenced says nothing about it once it is back (a
+                // restarted broker): like Kafka's broker-epoch check, it counts again only from its next
+                // fetches, so the HW never waits for a stale position of a replica outside the ISR.
+                followers.put(replica, new FollowerState());
+            }
+        }
         this.ineligibleReplicas = Set.copyOf(replicaIds);
     }
 

@@ -204,6 +204,27 @@ class LeaderStateTest {
     }
 
     @Test
+    void aReplicaBackFromBeingFencedDoesNotHoldTheHighWatermarkWithWhatItFetchedBefore() {
+        LeaderState l = leader(Set.of(1, 2, 3), 10, 10, 2);
+        l.onFollowerFetch(2, 10, nowMs);
+        l.onFollowerFetch(3, 10, nowMs); // 3 caught up, then its broker dies
+        l.setIneligibleReplicas(Set.of(3));
+        l.onPartitionStateChange(new LeaderAndIsr(1, 5, 11, REPLICAS, Set.of(1, 2)), nowMs);
+        l.onLeaderAppend(20, nowMs);
+        l.onFollowerFetch(2, 20, nowMs);
+        assertThat(l.highWatermark()).isEqualTo(20);
+        nowMs += 2_000; // well within replica.lag.time.max.ms of 3's last caught-up fetch
+        l.setIneligibleReplicas(Set.of()); // 3's broker registered again; it has not fetched yet
+        l.onLeaderAppend(30, nowMs);
+        l.onFollowerFetch(2, 30, nowMs);
+        assertThat(l.highWatermark()).as("the ISR {1, 2} has 30; 3's offset 10 is from before it was fenced")
+                .isEqualTo(30);
+        assertThat(l.isrExpandProposal(3)).as("nor may it rejoin on that old offset").isEmpty();
+        l.onFollowerFetch(3, 30, nowMs);
+        assertThat(l.isrExpandProposal(3)).isPresent();
+    }
+
+    @Test
     void rejectionsFollowKafkasRules() {
         LeaderState l = leader(Set.of(1, 2, 3), 10, 10, 1);
         nowMs += LAG_MS + 1;
