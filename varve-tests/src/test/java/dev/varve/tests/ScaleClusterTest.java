@@ -113,47 +113,7 @@ class ScaleClusterTest {
                 producer.join(120_000);
             }
             if (!failures.isEmpty()) {
-                // what the brokers said: the CI failure this diagnoses has not been reproduced locally
-                java.util.Set<String> stuck = new java.util.TreeSet<>();
-                java.util.regex.Matcher m;
-                for (Throwable f : failures) {
-                    m = java.util.regex.Pattern.compile(TOPIC + "-([0-9]+)").matcher(String.valueOf(f.getMessage()));
-                    while (m.find()) {
-                        stuck.add(TOPIC + "-" + m.group(1));
-                    }
-                }
-                System.out.println("---- partitions whose batches failed: " + stuck);
-                TestCluster.describe(admin, TOPIC).stream()
-                        .filter(p -> stuck.contains(TOPIC + "-" + p.partition()))
-                        .limit(10).forEach(p -> System.out.println("now: " + p));
-                for (TestCluster.Node node : cluster.nodes()) {
-                    System.out.println("---- node " + node.id + ": WARN/ERROR/closing lines and lines naming those partitions (first 100)");
-                    node.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")
-                                    || l.contains("closing connection") || stuck.stream().anyMatch(t -> l.contains(t + " ")
-                                    || l.contains(t + ":") || l.contains(t + ",") || l.contains(t + "}")))
-                            .limit(100).forEach(System.out::println);
-                }
-                failures.stream().map(Throwable::toString).distinct().limit(5).forEach(System.out::println);
-                // a few of them: at the start every partition is retried once while the brokers open their logs
-                List<String> firstStuck = stuck.stream().limit(3).toList();
-                System.out.println("---- the producer's log: epoch and producer-id lines, and lines naming " + firstStuck + " (first 150)");
-                List<ch.qos.logback.classic.spi.ILoggingEvent> events;
-                synchronized (clientEvents) { // the appender appends under its own lock
-                    events = List.copyOf(clientEvents.list);
-                }
-                events.stream().map(e -> java.time.Instant.ofEpochMilli(e.getTimeStamp()) + " " + e.getLevel() + " "
-                                + e.getLoggerName().replaceAll(".*[.]", "") + " - " + e.getFormattedMessage())
-                        .filter(l -> l.contains("poch") || l.contains("roducerId") || l.contains("equence")
-                                || firstStuck.stream().anyMatch(t -> l.contains(t + " ") || l.contains(t + ",") || l.contains(t + ":")))
-                        .limit(150).forEach(System.out::println);
-                System.out.println("(" + events.size() + " producer log lines in all)");
-                // the whole logs, for a reading after the run (target/ survives the test's temporary directory)
-                Path keep = Path.of("target", "scale-cluster-failure");
-                Files.createDirectories(keep);
-                for (TestCluster.Node node : cluster.nodes()) {
-                    Files.copy(node.log, keep.resolve("node-" + node.id + ".log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
-                }
-                System.out.println("node logs kept in " + keep.toAbsolutePath());
+                printDiagnosis(cluster, admin, failures, clientEvents);
             }
             assertThat(failures).as("producer errors").isEmpty();
 
@@ -174,6 +134,56 @@ class ScaleClusterTest {
                 assertThat(lines.size()).as("log lines of node %d; most frequent:%n%s", node.id, top).isLessThan(PARTITIONS);
             }
         }
+    }
+
+    private static final java.util.regex.Pattern PARTITION_NAME = java.util.regex.Pattern.compile(TOPIC + "-[0-9]+");
+
+    /**
+     * What the brokers and the producer said about the partitions whose batches failed (the failure
+     * shows under load and in some CI runs, rarely alone), and the brokers' whole logs kept under target/.
+     */
+    private static void printDiagnosis(TestCluster cluster, Admin admin, ConcurrentLinkedQueue<Throwable> failures,
+                                       ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
+            throws Exception {
+        java.util.Set<String> stuck = new java.util.TreeSet<>();
+        for (Throwable f : failures) {
+            PARTITION_NAME.matcher(String.valueOf(f.getMessage())).results().forEach(r -> stuck.add(r.group()));
+        }
+        System.out.println("---- partitions whose batches failed: " + stuck);
+        TestCluster.describe(admin, TOPIC).stream()
+                .filter(p -> stuck.contains(TOPIC + "-" + p.partition()))
+                .limit(10).forEach(p -> System.out.println("now: " + p));
+        for (TestCluster.Node node : cluster.nodes()) {
+            System.out.println("---- node " + node.id + ": WARN/ERROR/closing lines and lines naming those partitions (first 100)");
+            node.log().lines().filter(l -> l.contains(" WARN ") || l.contains(" ERROR ")
+                            || l.contains("closing connection") || namesAny(l, stuck))
+                    .limit(100).forEach(System.out::println);
+        }
+        failures.stream().map(Throwable::toString).distinct().limit(5).forEach(System.out::println);
+        // a few of them: at the start every partition is retried once while the brokers open their logs
+        List<String> firstStuck = stuck.stream().limit(3).toList();
+        System.out.println("---- the producer's log: epoch and producer-id lines, and lines naming " + firstStuck + " (first 150)");
+        List<ch.qos.logback.classic.spi.ILoggingEvent> events;
+        synchronized (clientEvents) { // the appender appends under its own lock
+            events = List.copyOf(clientEvents.list);
+        }
+        events.stream().map(e -> java.time.Instant.ofEpochMilli(e.getTimeStamp()) + " " + e.getLevel() + " "
+                        + e.getLoggerName().replaceAll(".*[.]", "") + " - " + e.getFormattedMessage())
+                .filter(l -> l.contains("poch") || l.contains("roducerId") || l.contains("equence") || namesAny(l, firstStuck))
+                .limit(150).forEach(System.out::println);
+        System.out.println("(" + events.size() + " producer log lines in all)");
+        // the whole logs, for a reading after the run (target/ survives the test's temporary directory)
+        Path keep = Path.of("target", "scale-cluster-failure");
+        Files.createDirectories(keep);
+        for (TestCluster.Node node : cluster.nodes()) {
+            Files.copy(node.log, keep.resolve("node-" + node.id + ".log"), java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
+        System.out.println("node logs kept in " + keep.toAbsolutePath());
+    }
+
+    /** Whether {@code line} names one of {@code partitions} (scale-1 and not scale-10). */
+    private static boolean namesAny(String line, java.util.Collection<String> partitions) {
+        return PARTITION_NAME.matcher(line).results().anyMatch(r -> partitions.contains(r.group()));
     }
 
     private static void produce(TestCluster cluster, AckedRecords acked, ConcurrentLinkedQueue<Throwable> failures,
