@@ -169,7 +169,7 @@ public final class PartitionLog implements AutoCloseable {
             ensureOpen();
             long nowMs = time.milliseconds();
             BatchValidator.Validated validated = BatchValidator.validate(records, config, nowMs);
-            Optional<ProducerStateEntry.BatchMetadata> duplicate = producerStateManager.checkAppend(validated.batches());
+            Optional<ProducerStateEntry.BatchMetadata> duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0);
             if (duplicate.isPresent()) {
                 LOG.debug("{}: answering a retried batch with its original offsets {}", topicPartition, duplicate.get());
                 return LogAppendInfo.duplicateOf(duplicate.get(), config.timestampType() == TimestampType.LOG_APPEND_TIME);

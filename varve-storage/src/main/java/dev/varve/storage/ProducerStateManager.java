@@ -153,8 +153,8 @@ final class ProducerStateManager {
     }
 
     /** See {@link ProducerStateTable#checkAppend}. */
-    Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches) {
-        return table.checkAppend(batches);
+    Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten) {
+        return table.checkAppend(batches, neverWritten);
     }
 
     /** Applies a batch as written to the log. */

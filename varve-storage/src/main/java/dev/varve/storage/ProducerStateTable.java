@@ -35,7 +35,13 @@ import java.util.Optional;
  *       wraps to 0): otherwise {@link OutOfOrderSequenceException}. That includes the retry of a
  *       batch older than the last five.</li>
  *   <li>A producer id the partition has no state for (new, or expired) is accepted at any sequence,
- *       as Kafka does since KIP-360 (no UNKNOWN_PRODUCER_ID from the broker).</li>
+ *       as Kafka does since KIP-360 (no UNKNOWN_PRODUCER_ID from the broker), except on a log that
+ *       has never held a record (log end offset 0): there the first sequence must be 0, else
+ *       {@link OutOfOrderSequenceException}, as in Kafka 4.5 (KAFKA-15591). Without it a producer's
+ *       second request, handled by a broker that became leader between its first and second request
+ *       (the first refused with NOT_LEADER_OR_FOLLOWER), is appended, and every retry of the first
+ *       is out of order until the delivery timeout fails it. A log emptied by retention or
+ *       DeleteRecords has a log end above 0 and still accepts any first sequence.</li>
  *   <li>A negative base sequence in a batch with a producer id: {@link InvalidRecordException}.</li>
  * </ol>
  * Within one request, later batches of a producer are checked against the earlier ones. Unlike
@@ -63,13 +69,15 @@ public final class ProducerStateTable {
     /**
      * Checks a producer request's batches (in order) before offsets are assigned.
      *
+     * @param neverWritten whether the log has never held a record (its log end offset is 0): then a
+     *                     producer without state must start at sequence 0
      * @return the metadata of the original batch when one of them is a duplicate (append nothing and
      *         answer with its offsets), empty when all of them may be appended
      * @throws InvalidProducerEpochException for an epoch older than the producer's current one
      * @throws OutOfOrderSequenceException   for a sequence gap, or a new epoch not starting at 0
      * @throws InvalidRecordException        for a negative base sequence
      */
-    public Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches) {
+    public Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten) {
         Map<Long, Pending> pending = null;
         for (RecordBatch batch : batches) {
             if (!batch.hasProducerId()) {
@@ -93,18 +101,25 @@ public final class ProducerStateTable {
                 pending = new HashMap<>();
             }
             Pending current = pending.computeIfAbsent(producerId, id -> Pending.of(committed));
-            check(producerId, current, epoch, firstSeq);
+            check(producerId, current, epoch, firstSeq, neverWritten);
             pending.put(producerId, new Pending(epoch, batch.lastSequence()));
         }
         return Optional.empty();
     }
 
-    private void check(long producerId, Pending current, short epoch, int firstSeq) {
+    private void check(long producerId, Pending current, short epoch, int firstSeq, boolean neverWritten) {
         if (epoch < current.epoch()) {
             throw new InvalidProducerEpochException("epoch " + epoch + " of producer " + producerId + " in "
                     + topicPartition + " is older than its current epoch " + current.epoch());
         }
         if (current.epoch() == RecordBatch.NO_PRODUCER_EPOCH) {
+            if (neverWritten && firstSeq != 0) {
+                // The client retries this without bumping its epoch (the batch is not the next one it
+                // expects to be acknowledged), so its lower sequences get in first.
+                throw new OutOfOrderSequenceException("out of order sequence number for producer " + producerId + " in "
+                        + topicPartition + ": " + firstSeq + " (incoming seq. number) on a partition that has never held"
+                        + " a record: a producer's first batch there starts at sequence 0");
+            }
             return; // unknown producer: any sequence (KIP-360)
         }
         if (epoch != current.epoch()) {

@@ -173,11 +173,30 @@ class IdempotentAppendTest {
     @Test
     void sequencesWrapAround() throws IOException {
         PartitionLog log = open(LogConfig.DEFAULT);
+        log.appendAsLeader(TestRecords.batch(T0, "plain"), 0); // a never-written log would refuse a first sequence above 0
         log.appendAsLeader(batch(0, Integer.MAX_VALUE - 1, 2), 0);
         assertThatThrownBy(() -> log.appendAsLeader(batch(0, 1, 1), 0)).isInstanceOf(OutOfOrderSequenceException.class);
         log.appendAsLeader(batch(0, 0, 2), 0);
         assertThat(log.appendAsLeader(batch(0, Integer.MAX_VALUE - 1, 2), 0).duplicate()).isTrue();
-        assertThat(log.appendAsLeader(batch(0, 2, 1), 0).firstOffset()).isEqualTo(4);
+        assertThat(log.appendAsLeader(batch(0, 2, 1), 0).firstOffset()).isEqualTo(5);
+    }
+
+    /** KAFKA-15591 (Kafka 4.5): see ProducerStateTable; a log emptied by DeleteRecords is not "never written". */
+    @Test
+    void aLogThatNeverHeldARecordTakesAProducersFirstBatchAtSequenceZeroOnly() throws IOException {
+        PartitionLog log = open(LogConfig.DEFAULT);
+        assertThatThrownBy(() -> log.appendAsLeader(batch(0, 3, 2), 0)).isInstanceOf(OutOfOrderSequenceException.class);
+        assertThat(log.logEndOffset()).isZero();
+        assertThat(log.producerState(PID)).isEmpty();
+        log.appendAsLeader(batch(0, 0, 3), 0);
+        log.appendAsLeader(batch(0, 3, 2), 0);
+        assertThat(values(log)).isEqualTo(expected(0, 0, 5));
+
+        log.updateHighWatermark(5);
+        log.deleteRecordsBefore(5);
+        assertThat(log.logStartOffset()).isEqualTo(log.logEndOffset());
+        MemoryRecords otherProducer = TestRecords.idempotent(7L, (short) 0, 40, 1, T0);
+        assertThat(log.appendAsLeader(otherProducer, 0).firstOffset()).isEqualTo(5);
     }
 
     @Test

@@ -287,7 +287,9 @@ class ProducerStateProperties {
         private String expectedOutcome(long pid, short epoch, int firstSeq, int count) {
             List<MBatch> window = expectedWindows(model).get(pid);
             if (window == null) {
-                return "appended"; // unknown producer: any sequence
+                // unknown producer: any sequence, except on a log that has never held a record (or was
+                // truncated back to empty), where it starts at 0 (KAFKA-15591)
+                return model.isEmpty() && firstSeq != 0 ? "out-of-order" : "appended";
             }
             int lastSeq = DefaultRecordBatch.incrementSequence(firstSeq, count - 1);
             MBatch last = window.get(window.size() - 1);

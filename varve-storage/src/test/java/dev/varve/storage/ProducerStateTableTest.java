@@ -37,7 +37,7 @@ class ProducerStateTableTest {
 
     /** Checks a request of one batch and, unless it is a duplicate, writes it at the next offsets. */
     private Optional<BatchMetadata> produce(MutableRecordBatch batch) {
-        Optional<BatchMetadata> duplicate = table.checkAppend(List.of(batch));
+        Optional<BatchMetadata> duplicate = table.checkAppend(List.of(batch), nextOffset == 0);
         if (duplicate.isEmpty()) {
             write(batch);
         }
@@ -52,15 +52,39 @@ class ProducerStateTableTest {
 
     @Test
     void anUnknownProducerIsAcceptedAtAnySequence() {
+        nextOffset = 40; // the log has held records (retention or DeleteRecords may have removed them)
         assertThat(produce(batch(PID, 0, 17, 3))).isEmpty();
         assertThat(table.entry(PID)).get().satisfies(e -> {
             assertThat(e.producerEpoch()).isEqualTo((short) 0);
             assertThat(e.lastSeq()).isEqualTo(19);
-            assertThat(e.lastDataOffset()).isEqualTo(2);
+            assertThat(e.lastDataOffset()).isEqualTo(42);
         });
         assertThat(produce(batch(PID, 0, 20, 1))).isEmpty();
         assertThat(produce(batch(7L, 3, 0, 1))).isEmpty();
         assertThat(table.size()).isEqualTo(2);
+    }
+
+    /**
+     * KAFKA-15591: a producer's request with sequences 0.. refused (NOT_LEADER_OR_FOLLOWER, the broker
+     * had not applied the partition yet) and its next one, handled once it had, must not be appended
+     * first: every retry of the first would then be out of order until the delivery timeout.
+     */
+    @Test
+    void onALogThatNeverHeldARecordAProducerStartsAtSequenceZero() {
+        assertThatThrownBy(() -> produce(batch(PID, 0, 5, 2)))
+                .isInstanceOf(OutOfOrderSequenceException.class)
+                .hasMessageContaining("5 (incoming seq. number)").hasMessageContaining("never held a record");
+        assertThat(table.size()).isZero();
+        assertThat(nextOffset).isZero();
+        assertThat(produce(batch(PID, 0, 0, 5))).isEmpty(); // the first request's retry
+        assertThat(produce(batch(PID, 0, 5, 2))).isEmpty(); // then the second one's
+        assertThat(table.entry(PID).get().lastSeq()).isEqualTo(6);
+        // Once the log has held a record, another producer it has no state for may start anywhere.
+        assertThat(produce(batch(7L, 0, 9, 1))).isEmpty();
+        // A new epoch of an unknown producer on a never-written log starts at 0 too.
+        ProducerStateTable empty = new ProducerStateTable(new TopicPartition("t", 2));
+        assertThatThrownBy(() -> empty.checkAppend(List.of(batch(PID, 3, 1, 1)), true)).isInstanceOf(OutOfOrderSequenceException.class);
+        assertThat(empty.checkAppend(List.of(batch(PID, 3, 0, 1), batch(PID, 3, 1, 1)), true)).isEmpty();
     }
 
     @Test
@@ -115,6 +139,7 @@ class ProducerStateTableTest {
 
     @Test
     void sequencesWrapFromMaxValueToZero() {
+        nextOffset = 10; // not a never-written log
         produce(batch(PID, 0, MAX - 2, 3)); // MAX-2 .. MAX
         assertThat(table.entry(PID).get().lastSeq()).isEqualTo(MAX);
         assertThatThrownBy(() -> produce(batch(PID, 0, 1, 1))).isInstanceOf(OutOfOrderSequenceException.class);
@@ -129,22 +154,22 @@ class ProducerStateTableTest {
         BatchMetadata b = other.entry(9L).get().batches().get(0);
         assertThat(b.firstSeq()).isEqualTo(MAX - 1);
         assertThat(b.lastSeq()).isEqualTo(1);
-        assertThat(other.checkAppend(List.of(batch(9L, 0, MAX - 1, 4)))).contains(b);
-        assertThat(other.checkAppend(List.of(batch(9L, 0, 2, 1)))).isEmpty();
+        assertThat(other.checkAppend(List.of(batch(9L, 0, MAX - 1, 4)), false)).contains(b);
+        assertThat(other.checkAppend(List.of(batch(9L, 0, 2, 1)), false)).isEmpty();
     }
 
     @Test
     void aNegativeSequenceIsAnInvalidRecord() {
         MemoryRecords records = TestRecords.idempotent(PID, (short) 0, 0, 1, T0);
         records.buffer().putInt(53, -1); // Kafka's builder refuses to write one
-        assertThatThrownBy(() -> table.checkAppend(records.batches()))
+        assertThatThrownBy(() -> table.checkAppend(records.batches(), true))
                 .isInstanceOf(InvalidRecordException.class).hasMessageContaining("sequence");
     }
 
     @Test
     void batchesWithoutAProducerIdAreIgnored() {
         MemoryRecords plain = TestRecords.batch(T0, "a", "b");
-        assertThat(table.checkAppend(plain.batches())).isEmpty();
+        assertThat(table.checkAppend(plain.batches(), true)).isEmpty();
         plain.batches().forEach(table::update);
         assertThat(table.size()).isZero();
     }
@@ -152,12 +177,12 @@ class ProducerStateTableTest {
     @Test
     void laterBatchesOfARequestAreCheckedAgainstEarlierOnes() {
         produce(batch(PID, 0, 0, 2));
-        assertThat(table.checkAppend(List.of(batch(PID, 0, 2, 2), batch(PID, 0, 4, 1)))).isEmpty();
-        assertThatThrownBy(() -> table.checkAppend(List.of(batch(PID, 0, 2, 2), batch(PID, 0, 5, 1))))
+        assertThat(table.checkAppend(List.of(batch(PID, 0, 2, 2), batch(PID, 0, 4, 1)), false)).isEmpty();
+        assertThatThrownBy(() -> table.checkAppend(List.of(batch(PID, 0, 2, 2), batch(PID, 0, 5, 1)), false))
                 .isInstanceOf(OutOfOrderSequenceException.class);
         // A new producer: only its first batch may start anywhere.
-        assertThat(table.checkAppend(List.of(batch(5L, 0, 100, 2), batch(5L, 0, 102, 1)))).isEmpty();
-        assertThatThrownBy(() -> table.checkAppend(List.of(batch(5L, 0, 100, 2), batch(5L, 0, 200, 1))))
+        assertThat(table.checkAppend(List.of(batch(5L, 0, 100, 2), batch(5L, 0, 102, 1)), false)).isEmpty();
+        assertThatThrownBy(() -> table.checkAppend(List.of(batch(5L, 0, 100, 2), batch(5L, 0, 200, 1)), false))
                 .isInstanceOf(OutOfOrderSequenceException.class);
         assertThat(table.entry(5L)).isEmpty(); // checking changes nothing
     }
@@ -167,7 +192,7 @@ class ProducerStateTableTest {
         produce(batch(PID, 0, 0, 2));
         BatchMetadata original = table.entry(PID).get().batches().get(0);
         // As in Kafka: a new batch of another producer in the same request is not appended either.
-        assertThat(table.checkAppend(List.of(batch(5L, 0, 0, 1), batch(PID, 0, 0, 2)))).contains(original);
+        assertThat(table.checkAppend(List.of(batch(5L, 0, 0, 1), batch(PID, 0, 0, 2)), false)).contains(original);
     }
 
     @Test

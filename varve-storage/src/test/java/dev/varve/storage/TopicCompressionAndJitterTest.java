@@ -53,7 +53,7 @@ class TopicCompressionAndJitterTest {
 
     /** An idempotent batch of three records with keys, headers and distinct timestamps, in {@code codec}. */
     private static MemoryRecords produced(Compression codec) {
-        return MemoryRecords.withIdempotentRecords(RecordBatch.MAGIC_VALUE_V2, 0L, codec, 77L, (short) 3, 5, -1,
+        return MemoryRecords.withIdempotentRecords(RecordBatch.MAGIC_VALUE_V2, 0L, codec, 77L, (short) 3, 0, -1,
                 new SimpleRecord(T0, "k1".getBytes(), "v1".getBytes(), new RecordHeader[]{new RecordHeader("h", "x".getBytes())}),
                 new SimpleRecord(T0 + 1, null, "v2".getBytes()),
                 new SimpleRecord(T0 + 2, "k3".getBytes(), null));
@@ -72,7 +72,7 @@ class TopicCompressionAndJitterTest {
             log.appendAsLeader(produced(Compression.NONE), 4);
             log.appendAsLeader(produced(Compression.gzip().build()), 4); // a retry: deduplicated
             MemoryRecords second = MemoryRecords.withIdempotentRecords(RecordBatch.MAGIC_VALUE_V2, 0L,
-                    Compression.lz4().build(), 77L, (short) 3, 8, -1, new SimpleRecord(T0 + 3, "k4".getBytes(), "v4".getBytes()));
+                    Compression.lz4().build(), 77L, (short) 3, 3, -1, new SimpleRecord(T0 + 3, "k4".getBytes(), "v4".getBytes()));
             log.appendAsLeader(second, 4);
             CompressionType expected = codec.equals("uncompressed") ? CompressionType.NONE : CompressionType.forName(codec);
             List<RecordBatch> batches = stored(log);
@@ -84,8 +84,8 @@ class TopicCompressionAndJitterTest {
                 assertThat(b.partitionLeaderEpoch()).isEqualTo(4);
                 b.ensureValid();
             }
-            assertThat(batches.get(0).baseSequence()).isEqualTo(5);
-            assertThat(batches.get(1).baseSequence()).isEqualTo(8);
+            assertThat(batches.get(0).baseSequence()).isZero();
+            assertThat(batches.get(1).baseSequence()).isEqualTo(3);
             assertThat(batches.get(0).maxTimestamp()).isEqualTo(T0 + 2);
             List<Record> records = new ArrayList<>();
             batches.forEach(b -> b.forEach(records::add));

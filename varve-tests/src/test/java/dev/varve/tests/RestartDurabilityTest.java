@@ -95,7 +95,8 @@ class RestartDurabilityTest {
     /**
      * Batches resent with the same producer id, epoch and sequence — what a producer does when it
      * did not see an acknowledgement — are answered with the original offsets and not appended
-     * again, before and after a clean restart and after SIGKILL; a sequence gap is refused.
+     * again, before and after a clean restart and after SIGKILL; a sequence gap is refused, and so is
+     * a first sequence above 0 on a partition that has never held a record.
      */
     @Test
     void idempotentProducerDeduplicationSurvivesRestarts() throws Exception {
@@ -114,6 +115,13 @@ class RestartDurabilityTest {
                     epoch = init.data().producerEpoch();
                     Batches b = new Batches(producerId, epoch, timestampMs);
 
+                    // A producer's second request reaching a partition that has never held a record
+                    // before its first (refused with NOT_LEADER_OR_FOLLOWER by a broker that had not yet
+                    // applied the new partition): refused, so the first one's retry is not out of order
+                    // forever (KAFKA-15591).
+                    PartitionProduceResponse early = raw.produce(topic, 0, b.batch('b', 5));
+                    assertThat(Errors.forCode(early.errorCode())).as("a first sequence of 5 on a never-written partition")
+                            .isEqualTo(Errors.OUT_OF_ORDER_SEQUENCE_NUMBER);
                     assertAppended(raw.produce(topic, 0, b.batch('a', 0)), 0);
                     assertAppended(raw.produce(topic, 0, b.batch('b', 5)), 5);
                     assertAppended(raw.produce(topic, 0, b.batch('b', 5)), 5); // duplicate of the last batch
