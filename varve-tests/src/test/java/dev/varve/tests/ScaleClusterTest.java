@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,71 +69,82 @@ class ScaleClusterTest {
     private void run(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
             throws Exception {
         try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
-            long t0 = System.nanoTime();
-            // the first answer is the one that counts: a retried command must not say TOPIC_ALREADY_EXISTS
-            TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
-                    .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
-            assertThat(TestCluster.describe(admin, TOPIC)).hasSize(PARTITIONS);
-            System.out.printf("%d partitions led with 3 in sync %d ms after CreateTopics%n", PARTITIONS,
-                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
-
-            AckedRecords acked = new AckedRecords();
-            ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
-            AtomicBoolean running = new AtomicBoolean(true);
-            Thread producer = new Thread(() -> produce(cluster, acked, failures, running), "scale-producer");
-            producer.start();
-            System.out.println(java.time.LocalTime.now() + " producing");
-            int victim;
             try {
-                acked.awaitAtLeast(3 * PARTITIONS, ACK_WAIT);
-                System.out.println(java.time.LocalTime.now() + " " + acked.count() + " acknowledged");
-                // kill -9 the broker leading the most partitions
-                Map<Integer, Integer> led = new HashMap<>();
-                TestCluster.describe(admin, TOPIC).forEach(p -> led.merge(TestCluster.leaderId(p), 1, Integer::sum));
-                victim = led.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
-                System.out.println(java.time.LocalTime.now() + " kill -9 of broker " + victim);
-                cluster.node(victim).kill();
-                long killed = System.nanoTime();
-                await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p ->
-                                assertThat(TestCluster.leaderId(p)).isNotEqualTo(victim).isNotEqualTo(-1)));
-                System.out.printf("every partition of broker %d (%d led) led elsewhere %d ms after kill -9%n", victim,
-                        led.get(victim), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
-                acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
-
-                System.out.println(java.time.LocalTime.now() + " restart of broker " + victim);
-                cluster.node(victim).start();
-                long restarted = System.nanoTime();
-                await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
-                        assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
-                System.out.printf("every partition back to 3 in sync %d ms after the restart%n",
-                        TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
-                acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
-            } finally {
-                running.set(false);
-                producer.join(120_000);
+                phases(cluster, admin, clientEvents);
+            } catch (Throwable t) {
+                keepLogs(cluster); // whatever failed: a wait for the resync as much as a producer error
+                throw t;
             }
-            if (!failures.isEmpty()) {
-                printDiagnosis(cluster, admin, failures, clientEvents);
-            }
-            assertThat(failures).as("producer errors").isEmpty();
+        }
+    }
 
-            acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
-            System.out.printf("acknowledged %d records over %d partitions%n", acked.count(), PARTITIONS);
+    private void phases(TestCluster cluster, Admin admin,
+                        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
+            throws Exception {
+        long t0 = System.nanoTime();
+        // the first answer is the one that counts: a retried command must not say TOPIC_ALREADY_EXISTS
+        TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
+                .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
+        assertThat(TestCluster.describe(admin, TOPIC)).hasSize(PARTITIONS);
+        System.out.printf("%d partitions led with 3 in sync %d ms after CreateTopics%n", PARTITIONS,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 
-            // Summaries, not a line per partition transition (the scale issue saw 54,800 lines in 10 minutes).
-            for (TestCluster.Node node : cluster.nodes()) {
-                List<String> lines = Files.readAllLines(node.log);
-                // the most frequent kinds of line (the logger and the first words), for the failure message
-                Map<String, Long> kinds = new java.util.TreeMap<>();
-                for (String line : lines) {
-                    String kind = line.replaceAll("^[0-9:.]+ ", "").replaceAll("[0-9]+", "N");
-                    kinds.merge(kind.length() > 100 ? kind.substring(0, 100) : kind, 1L, Long::sum);
-                }
-                String top = kinds.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(5)
-                        .map(e -> e.getValue() + " x " + e.getKey()).collect(java.util.stream.Collectors.joining("\n"));
-                assertThat(lines.size()).as("log lines of node %d; most frequent:%n%s", node.id, top).isLessThan(PARTITIONS);
+        AckedRecords acked = new AckedRecords();
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        AtomicBoolean running = new AtomicBoolean(true);
+        Thread producer = new Thread(() -> produce(cluster, acked, failures, running), "scale-producer");
+        producer.start();
+        System.out.println(java.time.LocalTime.now() + " producing");
+        int victim;
+        try {
+            acked.awaitAtLeast(3 * PARTITIONS, ACK_WAIT);
+            System.out.println(java.time.LocalTime.now() + " " + acked.count() + " acknowledged");
+            // kill -9 the broker leading the most partitions
+            Map<Integer, Integer> led = new HashMap<>();
+            TestCluster.describe(admin, TOPIC).forEach(p -> led.merge(TestCluster.leaderId(p), 1, Integer::sum));
+            victim = led.entrySet().stream().max(Map.Entry.comparingByValue()).orElseThrow().getKey();
+            System.out.println(java.time.LocalTime.now() + " kill -9 of broker " + victim);
+            cluster.node(victim).kill();
+            long killed = System.nanoTime();
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p ->
+                            assertThat(TestCluster.leaderId(p)).isNotEqualTo(victim).isNotEqualTo(-1)));
+            System.out.printf("every partition of broker %d (%d led) led elsewhere %d ms after kill -9%n", victim,
+                    led.get(victim), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
+            acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
+
+            System.out.println(java.time.LocalTime.now() + " restart of broker " + victim);
+            cluster.node(victim).start();
+            long restarted = System.nanoTime();
+            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+                    assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
+            System.out.printf("every partition back to 3 in sync %d ms after the restart%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
+            acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
+        } finally {
+            running.set(false);
+            producer.join(120_000);
+        }
+        if (!failures.isEmpty()) {
+            printDiagnosis(cluster, admin, failures, clientEvents);
+        }
+        assertThat(failures).as("producer errors").isEmpty();
+
+        acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
+        System.out.printf("acknowledged %d records over %d partitions%n", acked.count(), PARTITIONS);
+
+        // Summaries, not a line per partition transition (the scale issue saw 54,800 lines in 10 minutes).
+        for (TestCluster.Node node : cluster.nodes()) {
+            List<String> lines = Files.readAllLines(node.log);
+            // the most frequent kinds of line (the logger and the first words), for the failure message
+            Map<String, Long> kinds = new java.util.TreeMap<>();
+            for (String line : lines) {
+                String kind = line.replaceAll("^[0-9:.]+ ", "").replaceAll("[0-9]+", "N");
+                kinds.merge(kind.length() > 100 ? kind.substring(0, 100) : kind, 1L, Long::sum);
             }
+            String top = kinds.entrySet().stream().sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(5)
+                    .map(e -> e.getValue() + " x " + e.getKey()).collect(java.util.stream.Collectors.joining("\n"));
+            assertThat(lines.size()).as("log lines of node %d; most frequent:%n%s", node.id, top).isLessThan(PARTITIONS);
         }
     }
 
@@ -172,7 +184,10 @@ class ScaleClusterTest {
                 .filter(l -> l.contains("poch") || l.contains("roducerId") || l.contains("equence") || namesAny(l, firstStuck))
                 .limit(150).forEach(System.out::println);
         System.out.println("(" + events.size() + " producer log lines in all)");
-        // the whole logs, for a reading after the run (target/ survives the test's temporary directory)
+    }
+
+    /** The whole broker logs, for a reading after the run (target/ survives the test's temporary directory). */
+    private static void keepLogs(TestCluster cluster) throws IOException {
         Path keep = Path.of("target", "scale-cluster-failure");
         Files.createDirectories(keep);
         for (TestCluster.Node node : cluster.nodes()) {
