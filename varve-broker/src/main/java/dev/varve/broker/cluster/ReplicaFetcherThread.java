@@ -139,7 +139,13 @@ final class ReplicaFetcherThread extends Thread {
     private final FetchSessionHandler fetchSession;
     private final Runnable afterAnswer;
     private final LeaderConnection connection;
-    private final ReentrantLock lock = new ReentrantLock();
+    /**
+     * Guards {@link #partitions} and every log append. Fair, and an answer is applied one partition
+     * at a time under it: a catching-up fetcher otherwise re-took it after each answer before the
+     * metadata thread waiting in {@link #removePartitions} got a CPU, and on a loaded machine a
+     * leadership change waited there for a minute (ScaleClusterTest's resync).
+     */
+    private final ReentrantLock lock = new ReentrantLock(true);
     private final Condition changed = lock.newCondition();
     private final Map<TopicPartition, PartitionState> partitions = new LinkedHashMap<>();
     private volatile boolean running = true;
@@ -425,13 +431,16 @@ final class ReplicaFetcherThread extends Thread {
                 body.responseData(topicNames, response.requestHeader().apiVersion());
         long now = time.milliseconds();
         notLeaderYet.clear();
-        lock.lock();
-        try {
-            for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
-                FetchResponseData.PartitionData pd = data.get(e.getKey());
+        for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
+            FetchResponseData.PartitionData pd = data.get(e.getKey());
+            if (pd == null) {
+                continue;
+            }
+            lock.lock(); // per partition: a removal waits for one partition's append, not the whole answer's
+            try {
                 PartitionState s = e.getValue().state();
                 // Removed or re-added while the fetch was in flight, or the log moved: the answer is stale.
-                if (pd == null || partitions.get(e.getKey()) != s || s.log().logEndOffset() != e.getValue().fetchOffset()) {
+                if (partitions.get(e.getKey()) != s || s.log().logEndOffset() != e.getValue().fetchOffset()) {
                     continue;
                 }
                 try {
@@ -439,9 +448,9 @@ final class ReplicaFetcherThread extends Thread {
                 } catch (RuntimeException ex) {
                     failed(s, ex, now);
                 }
+            } finally {
+                lock.unlock();
             }
-        } finally {
-            lock.unlock();
         }
         afterTruncation();
         if (!notLeaderYet.isEmpty()) {
