@@ -30,11 +30,19 @@ import static org.awaitility.Awaitility.await;
  * to 3 in sync), and every acknowledged record read back exactly once, in order. The brokers' logs
  * stay short: one line per metadata delta, not one per partition.
  */
-@Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Timeout(value = 480, unit = TimeUnit.SECONDS)
 class ScaleClusterTest {
     private static final String TOPIC = "scale";
     private static final int PARTITIONS = 1_000;
     private static final Duration ACK_WAIT = Duration.ofSeconds(90);
+    /**
+     * How long the restarted broker may take to be back in every ISR, and what the producer's
+     * delivery timeout allows. Measured on the shared 2-core machine with three brokers and the
+     * producer on it: 30-60 s on a quiet day, 110-120 s on a loaded one (2026-12-03), the time going to
+     * the follower's appends (see docs/reliability.md, Known limits). A bound that catches a resync
+     * that never ends, not a speed target: that is bench/scale-side-by-side.sh's.
+     */
+    private static final Duration RESYNC_BOUND = Duration.ofSeconds(240);
 
     @TempDir
     Path dir;
@@ -68,12 +76,16 @@ class ScaleClusterTest {
 
     private void run(ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
             throws Exception {
-        // Kafka's broker session (9 s) and heartbeat interval (2 s): with the tests' usual 4 s session, three
-        // brokers resyncing 1,000 partitions on two cores that also run the producer miss heartbeats and
-        // are fenced while alive, and every such fencing moves a third of the leaders again. The killed
-        // broker is still fenced at once: the controller finds nothing listening on its endpoints.
-        Map<String, String> kafkaSessions = Map.of("broker.session.timeout.ms", "9000", "broker.heartbeat.interval.ms", "2000");
-        try (TestCluster cluster = TestCluster.start(dir, 3, kafkaSessions); Admin admin = cluster.admin()) {
+        // Kafka's liveness defaults: broker session 9 s, heartbeat every 2 s, replica.lag.time.max.ms 30 s.
+        // With the tests' usual 4 s and 3 s, three brokers resyncing 1,000 partitions on two cores that also
+        // run the producer miss heartbeats and fall 3 s behind while alive: they were fenced and shrunk out
+        // of hundreds of ISRs, each time moving leaders again, and the resync took 115-120 s instead of
+        // tens of seconds. The killed broker is still fenced at once (the controller finds nothing
+        // listening on its endpoints) and leaves the ISRs with it; the restarted one rejoins as soon as
+        // it has caught up, whatever the lag time.
+        Map<String, String> kafkaLiveness = Map.of("broker.session.timeout.ms", "9000", "broker.heartbeat.interval.ms", "2000",
+                "replica.lag.time.max.ms", "30000");
+        try (TestCluster cluster = TestCluster.start(dir, 3, kafkaLiveness); Admin admin = cluster.admin()) {
             try {
                 phases(cluster, admin, clientEvents);
             } catch (Throwable t) {
@@ -121,14 +133,14 @@ class ScaleClusterTest {
             System.out.println(java.time.LocalTime.now() + " restart of broker " + victim);
             cluster.node(victim).start();
             long restarted = System.nanoTime();
-            await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
+            await().atMost(RESYNC_BOUND).pollInterval(Duration.ofMillis(200)).untilAsserted(() ->
                     assertThat(TestCluster.describe(admin, TOPIC)).allSatisfy(p -> assertThat(p.isr()).hasSize(3)));
             System.out.printf("every partition back to 3 in sync %d ms after the restart%n",
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - restarted));
             acked.awaitAtLeast(acked.count() + PARTITIONS, ACK_WAIT);
         } finally {
             running.set(false);
-            producer.join(120_000);
+            producer.join(RESYNC_BOUND.toMillis() + 90_000);
         }
         if (!failures.isEmpty()) {
             printDiagnosis(cluster, admin, failures, clientEvents);
@@ -208,7 +220,11 @@ class ScaleClusterTest {
 
     private static void produce(TestCluster cluster, AckedRecords acked, ConcurrentLinkedQueue<Throwable> failures,
                                 AtomicBoolean running) {
-        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20))) {
+        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.LINGER_MS_CONFIG, 20,
+                // a batch waits out the resync rather than expire during it (nothing is lost either way:
+                // an expired batch is a test failure, not a silent gap)
+                ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, (int) RESYNC_BOUND.toMillis() + 60_000,
+                ProducerConfig.MAX_BLOCK_MS_CONFIG, RESYNC_BOUND.toMillis() + 60_000))) {
             long seq = 0;
             while (running.get()) {
                 int partition = (int) (seq % PARTITIONS);
