@@ -144,7 +144,6 @@ public abstract class AbstractIndex implements AutoCloseable {
         if (fileLength < (entries + 1) * entrySize) {
             unmapQuietly();
             try (RandomAccessFile raf = new RandomAccessFile(file, "rw")) {
-                absent = false;
                 raf.setLength(maxIndexSizeBytes);
                 fileLength = maxIndexSizeBytes;
             }
