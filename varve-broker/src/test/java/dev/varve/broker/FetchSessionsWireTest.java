@@ -157,6 +157,38 @@ class FetchSessionsWireTest {
         assertThat(sessions.size()).isZero();
     }
 
+    /** Kafka answers a fetch that names no partition at once, whatever its max.wait.ms (found by ProtocolFuzzProperties). */
+    @Test
+    void aFetchOfNoPartitionIsAnsweredAtOnceWhateverItsMaxWait() throws Exception {
+        start(1000);
+        broker.context().createTopic("s", 1, Map.of());
+        Uuid id = broker.context().topics().get("s").orElseThrow().id();
+        for (short v : new short[] {4, ApiKeys.FETCH.latestVersion()}) {
+            // max.wait.ms of 10 minutes, min.bytes 6: the client's socket gives up after 10 s
+            FetchRequest.Builder b = FetchRequest.Builder.forConsumer(v, 600_000, 6, Map.of())
+                    .metadata(FetchMetadata.LEGACY);
+            FetchResponse r = client.send(b, v);
+            assertThat(r.error()).as("v%d", v).isEqualTo(Errors.NONE);
+            assertThat(partitions(r)).isEmpty();
+        }
+        // a session that holds no partition: its incremental fetches are answered at once too
+        FetchResponse opened = client.send(FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 600_000, 6, Map.of())
+                .metadata(FetchMetadata.INITIAL), ApiKeys.FETCH.latestVersion());
+        if (opened.data().sessionId() != 0) {
+            FetchResponse next = client.send(FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 600_000, 6, Map.of())
+                    .metadata(new FetchMetadata(opened.data().sessionId(), 1)), ApiKeys.FETCH.latestVersion());
+            assertThat(next.error()).isEqualTo(Errors.NONE);
+        }
+        // while a fetch of an idle partition waits its max.wait.ms (here 300 ms) before answering empty
+        long start = System.nanoTime();
+        Map<TopicPartition, FetchRequest.PartitionData> one = Map.of(new TopicPartition("s", 0),
+                new FetchRequest.PartitionData(id, 0, 0, 1 << 20, Optional.empty()));
+        FetchResponse idle = client.send(FetchRequest.Builder.forConsumer(ApiKeys.FETCH.latestVersion(), 300, 6, one)
+                .metadata(FetchMetadata.LEGACY), ApiKeys.FETCH.latestVersion());
+        assertThat(partitions(idle)).containsOnlyKeys(0);
+        assertThat(System.nanoTime() - start).as("waited for min.bytes").isGreaterThanOrEqualTo(250_000_000L);
+    }
+
     @Test
     void aFullCacheServesNewClientsWithoutASession() throws Exception {
         start(1);

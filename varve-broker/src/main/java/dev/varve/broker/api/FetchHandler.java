@@ -58,7 +58,9 @@ public final class FetchHandler extends AllVersionsHandler {
         Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context.clientAddress);
         long wakesBeforeRead = broker.replicaManager().purgatory().wakes();
         Read first = reread.get();
-        if (first.ready(minBytes) || data.maxWaitMs() <= 0) {
+        // a fetch naming no partition (none in its session either) has nothing to wait for: Kafka answers
+        // it at once whatever its max.wait.ms, and so does Varve (it would otherwise hold its connection)
+        if (first.ready(minBytes) || data.maxWaitMs() <= 0 || first.partitions.isEmpty()) {
             result.complete(FetchResponse.of(session.finish(first.response)));
             return result;
         }
