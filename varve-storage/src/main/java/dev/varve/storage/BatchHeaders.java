@@ -35,6 +35,8 @@ final class BatchHeaders {
     private static final int BASE_SEQUENCE_OFFSET = 53;
     /** Kafka's attribute bit for control batches (transaction markers). */
     private static final int CONTROL_FLAG = 0x20;
+    /** Kafka's attribute bit for transactional batches. */
+    private static final int TRANSACTIONAL_FLAG = 0x10;
 
     private BatchHeaders() {
     }
@@ -88,6 +90,10 @@ final class BatchHeaders {
 
     static boolean isControl(ByteBuffer header) {
         return (header.getShort(ATTRIBUTES_OFFSET) & CONTROL_FLAG) != 0;
+    }
+
+    static boolean isTransactional(ByteBuffer header) {
+        return (header.getShort(ATTRIBUTES_OFFSET) & TRANSACTIONAL_FLAG) != 0;
     }
 
     static long producerId(ByteBuffer fullHeader) {

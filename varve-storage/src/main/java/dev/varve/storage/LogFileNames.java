@@ -10,6 +10,7 @@ public final class LogFileNames {
     public static final String LOG_SUFFIX = ".log";
     public static final String INDEX_SUFFIX = ".index";
     public static final String TIME_INDEX_SUFFIX = ".timeindex";
+    public static final String TXN_INDEX_SUFFIX = ".txnindex";
     /** Producer state snapshot, named by the log end offset it was taken at. */
     public static final String SNAPSHOT_SUFFIX = ".snapshot";
     /** Appended to a segment's files when it is scheduled for deletion. */
@@ -53,6 +54,10 @@ public final class LogFileNames {
 
     public static File timeIndexFile(File dir, long baseOffset) {
         return new File(dir, filenamePrefix(baseOffset) + TIME_INDEX_SUFFIX);
+    }
+
+    public static File txnIndexFile(File dir, long baseOffset) {
+        return new File(dir, filenamePrefix(baseOffset) + TXN_INDEX_SUFFIX);
     }
 
     public static File producerSnapshotFile(File dir, long offset) {

@@ -80,7 +80,7 @@ final class LogLoader {
         }
         // Index files whose log file is gone are leftovers of an interrupted deletion.
         for (File f : files) {
-            for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX)) {
+            for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX, LogFileNames.TXN_INDEX_SUFFIX)) {
                 OptionalLong base = LogFileNames.baseOffsetOf(f.getName(), suffix);
                 if (base.isPresent() && !logFiles.containsKey(base.getAsLong())) {
                     Files.deleteIfExists(f.toPath());
@@ -118,6 +118,19 @@ final class LogLoader {
         }
 
         long recoveryPoint = checkpoints.recoveryPoint();
+        // The transaction indexes of the segments past the recovery point may lack entries that were
+        // not fsynced, or hold some of a lost tail: they are rebuilt by the producer-state replay below,
+        // which then starts from a snapshot no later than the first of them.
+        long rebuildTxnIndexesFrom = Long.MAX_VALUE;
+        if (!checkpoints.cleanShutdown() && !segments.isEmpty()) {
+            LogSegment firstUnflushed = segments.floor(recoveryPoint);
+            rebuildTxnIndexesFrom = firstUnflushed == null ? segments.first().baseOffset() : firstUnflushed.baseOffset();
+            for (LogSegment s : segments.all()) {
+                if (s.baseOffset() >= rebuildTxnIndexesFrom) {
+                    s.txnIndex().reset();
+                }
+            }
+        }
         SegmentRecovery recovery = new SegmentRecovery();
         LeaderEpochCache cache = epochCache;
         boolean damaged = false;
@@ -164,7 +177,8 @@ final class LogLoader {
         recoveryPoint = checkpoints.cleanShutdown() ? logEndOffset : Math.min(recoveryPoint, logEndOffset);
         long hw = Math.max(logStartOffset, Math.min(checkpoints.highWatermark(), logEndOffset));
         // Last, over the final segments: snapshots past the recovered log end are deleted first.
-        ProducerStateManager producerState = ProducerStateManager.load(dir, tp, segments, logEndOffset);
+        ProducerStateManager producerState = ProducerStateManager.load(dir, tp, segments, logEndOffset,
+                Math.min(logEndOffset, rebuildTxnIndexesFrom));
         return new Loaded(segments, cache, producerState, logStartOffset, logEndOffset, recoveryPoint, hw, created, damaged);
     }
 
@@ -200,7 +214,7 @@ final class LogLoader {
             if (name.endsWith(LogFileNames.SWAP_SUFFIX) && !swaps.containsValue(f)) {
                 String regular = name.substring(0, name.length() - LogFileNames.SWAP_SUFFIX.length());
                 boolean hasLog = false;
-                for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX)) {
+                for (String suffix : List.of(LogFileNames.INDEX_SUFFIX, LogFileNames.TIME_INDEX_SUFFIX, LogFileNames.TXN_INDEX_SUFFIX)) {
                     OptionalLong base = LogFileNames.baseOffsetOf(regular, suffix);
                     hasLog |= base.isPresent() && swaps.containsKey(base.getAsLong());
                 }

@@ -3,6 +3,7 @@ package dev.varve.storage;
 import dev.varve.storage.index.OffsetIndex;
 import dev.varve.storage.index.OffsetPosition;
 import dev.varve.storage.index.TimeIndex;
+import dev.varve.storage.index.TransactionIndex;
 import dev.varve.storage.index.TimestampOffset;
 import org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch;
 import org.apache.kafka.common.record.internal.FileRecords;
@@ -39,6 +40,7 @@ public final class LogSegment {
     private final FileRecords log;
     private final OffsetIndex offsetIndex;
     private final TimeIndex timeIndex;
+    private final TransactionIndex txnIndex;
     private final int indexIntervalBytes;
     private final long createdMs;
     /** How much earlier than its age limit this segment rolls ({@code segment.jitter.ms}, drawn when opened). */
@@ -50,8 +52,9 @@ public final class LogSegment {
     private volatile long offsetOfMaxTimestampSoFar;
     private volatile long firstBatchTimestamp = Long.MIN_VALUE; // MIN_VALUE: not loaded yet
 
-    private LogSegment(long baseOffset, FileRecords log, OffsetIndex offsetIndex, TimeIndex timeIndex,
+    private LogSegment(long baseOffset, FileRecords log, OffsetIndex offsetIndex, TimeIndex timeIndex, TransactionIndex txnIndex,
                        int indexIntervalBytes, long createdMs, long rollJitterMs) {
+        this.txnIndex = txnIndex;
         this.rollJitterMs = rollJitterMs;
         this.baseOffset = baseOffset;
         this.log = log;
@@ -82,7 +85,9 @@ public final class LogSegment {
                     baseOffset, config.segmentIndexBytes());
             TimeIndex timeIndex = new TimeIndex(withSuffix(LogFileNames.timeIndexFile(dir, baseOffset), fileSuffix),
                     baseOffset, config.segmentIndexBytes());
-            return new LogSegment(baseOffset, records, offsetIndex, timeIndex, config.indexIntervalBytes(), nowMs,
+            TransactionIndex txnIndex = new TransactionIndex(baseOffset,
+                    withSuffix(LogFileNames.txnIndexFile(dir, baseOffset), fileSuffix));
+            return new LogSegment(baseOffset, records, offsetIndex, timeIndex, txnIndex, config.indexIntervalBytes(), nowMs,
                     config.randomSegmentJitterMs());
         } catch (IOException | RuntimeException e) {
             records.close();
@@ -113,6 +118,11 @@ public final class LogSegment {
 
     public OffsetIndex offsetIndex() {
         return offsetIndex;
+    }
+
+    /** The segment's aborted-transaction index (its file exists once an abort marker is in the segment). */
+    public TransactionIndex txnIndex() {
+        return txnIndex;
     }
 
     public TimeIndex timeIndex() {
@@ -447,6 +457,7 @@ public final class LogSegment {
         DiskFaults.check(DiskFaults.Op.TRUNCATE, log.file().toPath());
         offsetIndex.truncateTo(offset);
         timeIndex.truncateTo(offset);
+        txnIndex.truncateTo(offset);
         int removed = log.truncateTo(mapping.position());
         recomputeWriterState(mapping.position());
         return removed;
@@ -462,6 +473,7 @@ public final class LogSegment {
         DiskFaults.check(DiskFaults.Op.TRUNCATE, log.file().toPath());
         offsetIndex.truncateTo(nextOffset);
         timeIndex.truncateTo(nextOffset);
+        txnIndex.truncateTo(nextOffset);
         log.truncateTo(position); // FileChannel.truncate also moves the write position back
         recomputeWriterState(position);
     }
@@ -513,6 +525,7 @@ public final class LogSegment {
         log.flush();
         offsetIndex.flush();
         timeIndex.flush();
+        txnIndex.flush();
     }
 
     /** Renames all three files by swapping {@code oldSuffix} (possibly "") for {@code newSuffix}. */
@@ -535,6 +548,7 @@ public final class LogSegment {
         offsetIndex.renameTo(swapSuffix(offsetIndex.file(), oldSuffix, newSuffix));
         beforeEachRename.run();
         timeIndex.renameTo(swapSuffix(timeIndex.file(), oldSuffix, newSuffix));
+        txnIndex.renameTo(swapSuffix(txnIndex.file(), oldSuffix, newSuffix));
         if (logLast) {
             beforeEachRename.run();
             DiskFaults.check(DiskFaults.Op.RENAME, log.file().toPath());
@@ -566,6 +580,7 @@ public final class LogSegment {
     public void deleteIfExists() throws IOException {
         offsetIndex.deleteIfExists();
         timeIndex.deleteIfExists();
+        txnIndex.deleteIfExists();
         log.close();
         log.deleteIfExists();
     }

@@ -1,5 +1,6 @@
 package dev.varve.storage;
 
+import dev.varve.storage.index.TransactionIndex;
 import dev.varve.storage.checkpoint.CheckpointFile;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.KafkaStorageException;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * One partition's log: an ordered list of segments in {@code <log.dirs>/<topic>-<partition>/}.
@@ -69,6 +71,8 @@ public final class PartitionLog implements AutoCloseable {
     private volatile long logStartOffset;
     private volatile long recoveryPoint;
     private volatile long highWatermark;
+    /** The lowest first offset of a transaction open or not yet below the high watermark, -1 for none. */
+    private volatile long firstUnstableOffset = -1;
     private volatile LogEnd logEnd;
     private volatile long lastFlushMs;
     /** Segment files were created or renamed since the directory was last fsynced. */
@@ -103,6 +107,7 @@ public final class PartitionLog implements AutoCloseable {
         this.logStartOffset = loaded.logStartOffset();
         this.recoveryPoint = loaded.recoveryPoint();
         this.highWatermark = loaded.highWatermark();
+        refreshStability();
         this.lastFlushMs = time.milliseconds();
         LogSegment active = segments.active();
         this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size());
@@ -226,9 +231,20 @@ public final class PartitionLog implements AutoCloseable {
             if (batch.partitionLeaderEpoch() != RecordBatch.NO_PARTITION_LEADER_EPOCH) {
                 epochCache.assign(batch.partitionLeaderEpoch(), batch.baseOffset());
             }
-            producerStateManager.update(batch);
+            Optional<ProducerStateTable.CompletedTxn> done = producerStateManager.update(batch);
+            if (done.isPresent() && done.get().aborted()) {
+                ProducerStateTable.CompletedTxn t = done.get();
+                try {
+                    segment.txnIndex().append(new TransactionIndex.AbortedTxn(t.producerId(), t.firstOffset(), t.lastOffset(),
+                            t.lastStableOffset()));
+                } catch (IOException | RuntimeException e) {
+                    // the log holds the marker the index lacks: stop rather than let read_committed miss the abort
+                    throw goOffline("cannot index the aborted transaction " + t + " in " + segment.txnIndex().file(), e);
+                }
+            }
         }
         logEnd = new LogEnd(info.lastOffset() + 1, segment.baseOffset(), segment.size());
+        refreshStability();
         if (logEnd.offset() - recoveryPoint >= config.flushMessages()) {
             flushLocked(logEnd.offset());
         }
@@ -460,6 +476,90 @@ public final class PartitionLog implements AutoCloseable {
         return highWatermark;
     }
 
+    /**
+     * The last stable offset: the first offset of the oldest transaction still open or whose marker
+     * the high watermark has not passed, else the high watermark. read_committed consumers read below it.
+     */
+    public long lastStableOffset() {
+        long hw = highWatermark;
+        long unstable = firstUnstableOffset;
+        return unstable >= 0 && unstable < hw ? unstable : hw;
+    }
+
+    /** The first offset of the oldest transaction open or not yet replicated, if any. */
+    public OptionalLong firstUnstableOffset() {
+        long unstable = firstUnstableOffset;
+        return unstable < 0 ? OptionalLong.empty() : OptionalLong.of(unstable);
+    }
+
+    /** The transactions open in this partition: first offset to producer id, ascending. */
+    public Map<Long, Long> ongoingTransactions() {
+        synchronized (lock) {
+            return producerStateManager.ongoingTransactions();
+        }
+    }
+
+    /**
+     * The aborted transactions a read_committed fetch of [{@code startOffset}, {@code upperBoundOffset})
+     * must be told about (Kafka's {@code collectAbortedTransactions}): from the transaction index of the
+     * segment holding the start offset and of the later ones, until an entry's last stable offset
+     * reaches the bound.
+     */
+    public List<TransactionIndex.AbortedTxn> abortedTransactions(long startOffset, long upperBoundOffset) {
+        throwIfOffline();
+        List<TransactionIndex.AbortedTxn> out = new ArrayList<>();
+        LogSegment segment = segments.floor(startOffset);
+        if (segment == null) {
+            segment = segments.first();
+        }
+        while (segment != null && segment.baseOffset() < upperBoundOffset) {
+            try {
+                TransactionIndex.Search found = segment.txnIndex().collect(startOffset, upperBoundOffset);
+                out.addAll(found.aborted());
+                if (found.complete()) {
+                    break;
+                }
+            } catch (IOException e) {
+                throw storageFailure("cannot read " + segment.txnIndex().file(), e);
+            }
+            segment = segments.higher(segment.baseOffset());
+        }
+        return out;
+    }
+
+    /**
+     * Writes a COMMIT or ABORT marker for {@code producerId} as the leader (the transaction
+     * coordinator's WriteTxnMarkers), closing its transaction in this partition.
+     *
+     * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException a newer coordinator wrote the producer's last marker
+     * @throws org.apache.kafka.common.errors.InvalidProducerEpochException        the producer epoch is older than the partition's
+     */
+    public LogAppendInfo appendMarkerAsLeader(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit,
+                                              int leaderEpoch) {
+        synchronized (lock) {
+            ensureOpen();
+            producerStateManager.checkMarker(producerId, producerEpoch, coordinatorEpoch);
+            MemoryRecords marker = MemoryRecords.withEndTransactionMarker(logEnd.offset(), time.milliseconds(), leaderEpoch,
+                    producerId, producerEpoch, new org.apache.kafka.common.record.internal.EndTransactionMarker(
+                            commit ? org.apache.kafka.common.record.internal.ControlRecordType.COMMIT
+                                    : org.apache.kafka.common.record.internal.ControlRecordType.ABORT, coordinatorEpoch));
+            LogAppendInfo info = BatchValidator.validateReplicated(marker, logEnd.offset());
+            appendValidated(marker, info);
+            return info;
+        }
+    }
+
+    /** Under the lock: the high watermark moved, or the producer state changed. */
+    private void refreshStability() {
+        producerStateManager.onHighWatermarkUpdated(highWatermark);
+        firstUnstableOffset = producerStateManager.firstUnstableOffset();
+    }
+
+    private void setHighWatermarkLocked(long hw) {
+        highWatermark = hw;
+        refreshStability();
+    }
+
     public long recoveryPoint() {
         return recoveryPoint;
     }
@@ -473,7 +573,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public long maybeIncrementHighWatermark(long offset) {
         synchronized (lock) {
-            highWatermark = Math.max(highWatermark, Math.max(logStartOffset, Math.min(offset, logEnd.offset())));
+            setHighWatermarkLocked(Math.max(highWatermark, Math.max(logStartOffset, Math.min(offset, logEnd.offset()))));
             return highWatermark;
         }
     }
@@ -481,7 +581,7 @@ public final class PartitionLog implements AutoCloseable {
     /** Sets the high watermark (clamped to [log start, log end]); the replication layer owns its value. */
     public long updateHighWatermark(long offset) {
         synchronized (lock) {
-            highWatermark = Math.max(logStartOffset, Math.min(offset, logEnd.offset()));
+            setHighWatermarkLocked(Math.max(logStartOffset, Math.min(offset, logEnd.offset())));
             return highWatermark;
         }
     }
@@ -622,7 +722,7 @@ public final class PartitionLog implements AutoCloseable {
             segments.remove(s.baseOffset());
         }
         logStartOffset = Math.max(logStartOffset, segments.first().baseOffset());
-        highWatermark = Math.max(highWatermark, logStartOffset);
+        setHighWatermarkLocked(Math.max(highWatermark, logStartOffset));
         truncateEpochsFromStart(logStartOffset);
         asyncDelete(victims);
         try {
@@ -713,7 +813,7 @@ public final class PartitionLog implements AutoCloseable {
             return true;
         }
         recoveryPoint = Math.min(recoveryPoint, offset);
-        highWatermark = Math.min(highWatermark, offset);
+        setHighWatermarkLocked(Math.min(highWatermark, offset));
         try {
             // First, so that a crash in between never leaves a snapshot describing removed batches.
             producerStateManager.deleteSnapshotsAbove(offset);
@@ -737,7 +837,7 @@ public final class PartitionLog implements AutoCloseable {
             long newEnd = last.readNextOffset();
             logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
             recoveryPoint = Math.min(recoveryPoint, newEnd);
-            highWatermark = Math.min(highWatermark, newEnd);
+            setHighWatermarkLocked(Math.min(highWatermark, newEnd));
             asyncDelete(doomed);
         } catch (IOException | RuntimeException | InternalError e) {
             throw goOffline("cannot truncate " + topicPartition + " to " + offset, e);
@@ -757,6 +857,7 @@ public final class PartitionLog implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             throw goOffline("cannot rebuild the producer state of " + topicPartition, e);
         }
+        refreshStability();
         return true;
     }
 
@@ -778,9 +879,10 @@ public final class PartitionLog implements AutoCloseable {
     private void truncateFullyAndStartAtLocked(long offset) {
         truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, Math.min(offset, logStartOffset));
         recoveryPoint = Math.min(recoveryPoint, offset);
-        highWatermark = Math.min(highWatermark, offset);
+        setHighWatermarkLocked(Math.min(highWatermark, offset));
         try {
             producerStateManager.truncateFully();
+            refreshStability();
             List<LogSegment> doomed = new ArrayList<>(segments.all());
             for (LogSegment s : doomed) {
                 segments.remove(s.baseOffset());
@@ -793,7 +895,7 @@ public final class PartitionLog implements AutoCloseable {
         directoryDirty = true;
         logStartOffset = offset;
         recoveryPoint = offset;
-        highWatermark = offset;
+        setHighWatermarkLocked(offset);
         logEnd = new LogEnd(offset, offset, 0);
         try {
             epochCache.clear();

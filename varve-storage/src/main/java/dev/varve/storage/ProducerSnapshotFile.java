@@ -35,7 +35,7 @@ import java.util.zip.CRC32C;
  *   6  entry count            int32
  *   10 entries, 46 bytes each:
  *        producerId int64 | epoch int16 | lastSequence int32 | lastOffset int64 | offsetDelta int32
- *        | timestamp int64 | coordinatorEpoch int32 (-1) | currentTxnFirstOffset int64 (-1)
+ *        | timestamp int64 | coordinatorEpoch int32 | currentTxnFirstOffset int64 (-1: none open)
  * </pre>
  *
  * <p>Kafka writes one entry per producer: its last batch. Varve writes one entry per remembered
@@ -75,13 +75,13 @@ public final class ProducerSnapshotFile {
         for (ProducerStateEntry p : sorted) {
             List<BatchMetadata> batches = p.batches();
             if (batches.isEmpty()) {
-                putEntry(buf, p.producerId(), p.producerEpoch(), RecordBatch.NO_SEQUENCE, -1L, 0, p.lastTimestamp());
+                putEntry(buf, p, RecordBatch.NO_SEQUENCE, -1L, 0, p.lastTimestamp());
             }
             for (int i = 0; i < batches.size(); i++) {
                 BatchMetadata b = batches.get(i);
                 boolean last = i == batches.size() - 1;
                 long ts = last ? p.lastTimestamp() : Math.min(b.timestamp(), p.lastTimestamp());
-                putEntry(buf, p.producerId(), p.producerEpoch(), b.lastSeq(), b.lastOffset(), b.offsetDelta(), ts);
+                putEntry(buf, p, b.lastSeq(), b.lastOffset(), b.offsetDelta(), ts);
             }
         }
         buf.flip();
@@ -89,16 +89,16 @@ public final class ProducerSnapshotFile {
         return buf;
     }
 
-    private static void putEntry(ByteBuffer buf, long producerId, short epoch, int lastSeq, long lastOffset,
+    private static void putEntry(ByteBuffer buf, ProducerStateEntry p, int lastSeq, long lastOffset,
                                  int offsetDelta, long timestamp) {
-        buf.putLong(producerId);
-        buf.putShort(epoch);
+        buf.putLong(p.producerId());
+        buf.putShort(p.producerEpoch());
         buf.putInt(lastSeq);
         buf.putLong(lastOffset);
         buf.putInt(offsetDelta);
         buf.putLong(timestamp);
-        buf.putInt(-1);  // coordinator epoch: no transactions
-        buf.putLong(-1L); // first offset of an ongoing transaction: none
+        buf.putInt(p.coordinatorEpoch());
+        buf.putLong(p.currentTxnFirstOffset());
     }
 
     private static long crcOf(ByteBuffer buf) {
@@ -109,7 +109,7 @@ public final class ProducerSnapshotFile {
 
     /**
      * Decodes a snapshot (Varve's or Kafka's). Several entries of one producer are applied in order,
-     * as batches; fields of transactions (coordinator epoch, ongoing transaction) are ignored.
+     * as batches; the coordinator epoch and open transaction of a producer are its last entry's.
      *
      * @throws CorruptCheckpointException when the version, length, CRC or any field is invalid
      */
@@ -144,8 +144,8 @@ public final class ProducerSnapshotFile {
             long lastOffset = b.getLong();
             int offsetDelta = b.getInt();
             long timestamp = b.getLong();
-            b.getInt();  // coordinator epoch
-            b.getLong(); // current transaction's first offset
+            int coordinatorEpoch = b.getInt();
+            long txnFirstOffset = b.getLong();
             if (producerId < 0 || lastOffset < -1
                     || (lastOffset >= 0 && (lastSeq < 0 || offsetDelta < 0 || offsetDelta > lastOffset))) {
                 throw new CorruptCheckpointException("producer snapshot entry " + i + " is invalid: producerId "
@@ -156,6 +156,12 @@ public final class ProducerSnapshotFile {
             if (lastOffset >= 0) {
                 entry = entry.withBatch(epoch, new BatchMetadata(lastSeq, lastOffset, offsetDelta, timestamp));
             }
+            if (txnFirstOffset < -1) {
+                throw new CorruptCheckpointException("producer snapshot entry " + i + " has an open transaction at offset "
+                        + txnFirstOffset);
+            }
+            entry = new ProducerStateEntry(producerId, entry.producerEpoch(), entry.batches(), entry.lastTimestamp(),
+                    coordinatorEpoch, txnFirstOffset);
             producers.put(producerId, entry);
         }
         return List.copyOf(producers.values());

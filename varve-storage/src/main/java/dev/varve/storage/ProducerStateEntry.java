@@ -27,10 +27,15 @@ import java.util.Optional;
  * @param producerId    the producer id
  * @param producerEpoch its current epoch ({@link RecordBatch#NO_PRODUCER_EPOCH} for an unknown producer)
  * @param batches       metadata of its last batches, oldest first, at most {@value #NUM_BATCHES_TO_RETAIN}
- * @param lastTimestamp max timestamp of its last write (a batch or, from a replicated Kafka log, a
- *                      transaction marker); what {@code producer.id.expiration.ms} is measured from
+ * @param lastTimestamp max timestamp of its last write (a batch or a transaction marker); what
+ *                      {@code producer.id.expiration.ms} is measured from
+ * @param coordinatorEpoch      the epoch of the transaction coordinator that wrote the producer's
+ *                              last marker, -1 before any: a marker from an older coordinator is fenced
+ * @param currentTxnFirstOffset the first offset of the producer's ongoing transaction in this
+ *                              partition, -1 when none is open
  */
-public record ProducerStateEntry(long producerId, short producerEpoch, List<BatchMetadata> batches, long lastTimestamp) {
+public record ProducerStateEntry(long producerId, short producerEpoch, List<BatchMetadata> batches, long lastTimestamp,
+                                 int coordinatorEpoch, long currentTxnFirstOffset) {
     /** Batches remembered per producer: Kafka's NUM_BATCHES_TO_RETAIN, the idempotent in-flight limit. */
     public static final int NUM_BATCHES_TO_RETAIN = 5;
 
@@ -75,9 +80,34 @@ public record ProducerStateEntry(long producerId, short producerEpoch, List<Batc
         batches = List.copyOf(batches);
     }
 
+    /** An idempotent producer's entry with no transaction state. */
+    public ProducerStateEntry(long producerId, short producerEpoch, List<BatchMetadata> batches, long lastTimestamp) {
+        this(producerId, producerEpoch, batches, lastTimestamp, -1, -1L);
+    }
+
+    /** Whether the producer has a transaction open in this partition. */
+    public boolean inTransaction() {
+        return currentTxnFirstOffset >= 0;
+    }
+
+    /** This entry with a transaction open from {@code firstOffset}. */
+    public ProducerStateEntry withTxnStarted(long firstOffset) {
+        return new ProducerStateEntry(producerId, producerEpoch, batches, lastTimestamp, coordinatorEpoch, firstOffset);
+    }
+
+    /**
+     * This entry after a transaction marker of {@code epoch} from coordinator epoch {@code
+     * coordinatorEpoch}: no transaction open. A marker in a newer epoch (transactions V2 bump the
+     * epoch at every commit or abort) forgets the batches, as a new epoch does.
+     */
+    public ProducerStateEntry withTxnEnded(short epoch, int coordinatorEpoch, long timestamp) {
+        List<BatchMetadata> kept = epoch == producerEpoch ? batches : List.of();
+        return new ProducerStateEntry(producerId, epoch, kept, timestamp, coordinatorEpoch, -1L);
+    }
+
     /** A producer the partition knows nothing about. */
     public static ProducerStateEntry empty(long producerId) {
-        return new ProducerStateEntry(producerId, RecordBatch.NO_PRODUCER_EPOCH, List.of(), RecordBatch.NO_TIMESTAMP);
+        return new ProducerStateEntry(producerId, RecordBatch.NO_PRODUCER_EPOCH, List.of(), RecordBatch.NO_TIMESTAMP, -1, -1L);
     }
 
     /** Whether no batch of the current epoch is remembered. */
@@ -111,7 +141,7 @@ public record ProducerStateEntry(long producerId, short producerEpoch, List<Batc
     /** This entry in {@code epoch}: a different epoch forgets the batches (sequences restart at 0). */
     public ProducerStateEntry withEpoch(short epoch, long timestamp) {
         List<BatchMetadata> kept = epoch == producerEpoch ? batches : List.of();
-        return new ProducerStateEntry(producerId, epoch, kept, timestamp);
+        return new ProducerStateEntry(producerId, epoch, kept, timestamp, coordinatorEpoch, currentTxnFirstOffset);
     }
 
     /** This entry after {@code batch} was written in {@code epoch}: the oldest batch drops out past five. */
@@ -121,6 +151,6 @@ public record ProducerStateEntry(long producerId, short producerEpoch, List<Batc
             next.addAll(batches.size() == NUM_BATCHES_TO_RETAIN ? batches.subList(1, batches.size()) : batches);
         }
         next.add(batch);
-        return new ProducerStateEntry(producerId, epoch, next, batch.timestamp());
+        return new ProducerStateEntry(producerId, epoch, next, batch.timestamp(), coordinatorEpoch, currentTxnFirstOffset);
     }
 }

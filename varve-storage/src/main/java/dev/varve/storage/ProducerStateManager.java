@@ -1,7 +1,9 @@
 package dev.varve.storage;
 
 import dev.varve.storage.ProducerStateEntry.BatchMetadata;
+import dev.varve.storage.index.TransactionIndex;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.RecordBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -79,20 +81,35 @@ final class ProducerStateManager {
      * outside [first segment base, log end], then reads the latest one and replays the log after it.
      */
     static ProducerStateManager load(File dir, TopicPartition tp, LogSegments segments, long logEndOffset) throws IOException {
+        return load(dir, tp, segments, logEndOffset, logEndOffset);
+    }
+
+    /** As above, replaying from a snapshot at or below {@code snapshotAtMost} (see {@link #reload(LogSegments, long, long)}). */
+    static ProducerStateManager load(File dir, TopicPartition tp, LogSegments segments, long logEndOffset, long snapshotAtMost)
+            throws IOException {
         ProducerStateManager m = new ProducerStateManager(dir, tp);
         m.deleteSnapshotsBelow(segments.first().baseOffset());
-        m.reload(segments, logEndOffset);
+        m.reload(segments, logEndOffset, snapshotAtMost);
         return m;
     }
 
     /** Deletes snapshots above the log end, reloads the latest remaining one and replays the log after it. */
     void reload(LogSegments segments, long logEndOffset) throws IOException {
+        reload(segments, logEndOffset, logEndOffset);
+    }
+
+    /**
+     * As {@link #reload(LogSegments, long)}, from the latest snapshot at or below {@code snapshotAtMost}
+     * (the base of the first segment recovery rebuilt, whose transaction index the replay rebuilds).
+     * Every ABORT marker replayed is put in its segment's transaction index unless already there.
+     */
+    void reload(LogSegments segments, long logEndOffset, long snapshotAtMost) throws IOException {
         deleteSnapshotsAbove(logEndOffset);
         table.clear();
         snapshotOfTable = -1;
         long from = segments.first().baseOffset();
-        while (!snapshots.isEmpty()) {
-            Map.Entry<Long, File> latest = snapshots.lastEntry();
+        while (!snapshots.headMap(snapshotAtMost, true).isEmpty()) {
+            Map.Entry<Long, File> latest = snapshots.headMap(snapshotAtMost, true).lastEntry();
             try {
                 table.load(ProducerSnapshotFile.read(latest.getValue()));
                 from = latest.getKey();
@@ -111,7 +128,17 @@ final class ProducerStateManager {
             }
         }
         if (from < logEndOffset) {
-            int batches = replay(segments, from, logEndOffset);
+            List<Map.Entry<LogSegment, ProducerStateTable.CompletedTxn>> aborted = new ArrayList<>();
+            int batches = replay(segments, from, logEndOffset, (segment, txn) -> {
+                if (txn.aborted()) {
+                    aborted.add(Map.entry(segment, txn));
+                }
+            });
+            for (Map.Entry<LogSegment, ProducerStateTable.CompletedTxn> a : aborted) {
+                ProducerStateTable.CompletedTxn t = a.getValue();
+                a.getKey().txnIndex().appendIfAbsent(new TransactionIndex.AbortedTxn(t.producerId(), t.firstOffset(),
+                        t.lastOffset(), t.lastStableOffset()));
+            }
             if (batches > 0) {
                 snapshotOfTable = -1;
             }
@@ -120,8 +147,19 @@ final class ProducerStateManager {
         }
     }
 
-    /** Applies the headers of the batches in [from, to) to the table; returns how many were read. */
-    private int replay(LogSegments segments, long from, long to) {
+    private static EndTransactionMarker markerAt(LogSegment s, int position, int size) {
+        for (org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch b : s.log().slice(position, size).batches()) {
+            return ProducerStateTable.markerOf(b);
+        }
+        return null;
+    }
+
+    /**
+     * Applies the headers of the batches in [from, to) to the table; returns how many were read. Each
+     * transaction a marker closes goes to {@code completed} with the segment holding the marker.
+     */
+    private int replay(LogSegments segments, long from, long to,
+                       java.util.function.BiConsumer<LogSegment, ProducerStateTable.CompletedTxn> completed) {
         ByteBuffer header = BatchHeaders.fullBuffer();
         int count = 0;
         for (LogSegment s : segments.range(from, to)) {
@@ -141,9 +179,17 @@ final class ProducerStateManager {
                 }
                 long last = BatchHeaders.lastOffset(header);
                 if (last >= from) {
-                    table.update(BatchHeaders.producerId(header), BatchHeaders.producerEpoch(header),
+                    boolean control = BatchHeaders.isControl(header);
+                    long producerId = BatchHeaders.producerId(header);
+                    // a marker's type and coordinator epoch are in its control record: read that batch whole
+                    EndTransactionMarker marker = control && producerId != RecordBatch.NO_PRODUCER_ID
+                            ? markerAt(s, position, BatchHeaders.size(header)) : null;
+                    Optional<ProducerStateTable.CompletedTxn> done = table.update(producerId, BatchHeaders.producerEpoch(header),
                             BatchHeaders.baseSequence(header), base, last, BatchHeaders.maxTimestamp(header),
-                            BatchHeaders.isControl(header));
+                            control, BatchHeaders.isTransactional(header), marker);
+                    if (done.isPresent()) {
+                        completed.accept(s, done.get());
+                    }
                     count++;
                 }
                 position += BatchHeaders.size(header);
@@ -157,12 +203,34 @@ final class ProducerStateManager {
         return table.checkAppend(batches, neverWritten);
     }
 
-    /** Applies a batch as written to the log. */
-    void update(RecordBatch batch) {
-        if (batch.hasProducerId()) {
-            table.update(batch);
-            snapshotOfTable = -1;
+    /**
+     * Applies a batch as written to the log.
+     *
+     * @return the transaction it closed, if it is a COMMIT or ABORT marker
+     */
+    Optional<ProducerStateTable.CompletedTxn> update(RecordBatch batch) {
+        if (!batch.hasProducerId()) {
+            return Optional.empty();
         }
+        snapshotOfTable = -1;
+        return table.update(batch);
+    }
+
+    /** See {@link ProducerStateTable#checkMarker}. */
+    void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
+        table.checkMarker(producerId, epoch, coordinatorEpoch);
+    }
+
+    void onHighWatermarkUpdated(long highWatermark) {
+        table.onHighWatermarkUpdated(highWatermark);
+    }
+
+    long firstUnstableOffset() {
+        return table.firstUnstableOffset();
+    }
+
+    Map<Long, Long> ongoingTransactions() {
+        return table.ongoingTransactions();
     }
 
     int removeExpired(long nowMs, long expirationMs) {

@@ -3,20 +3,29 @@ package dev.varve.storage;
 import dev.varve.storage.ProducerStateEntry.BatchMetadata;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.record.internal.ControlRecordType;
 import org.apache.kafka.common.record.internal.DefaultRecordBatch;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
+import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
+import org.apache.kafka.common.utils.internals.BufferSupplier;
+import org.apache.kafka.common.utils.internals.CloseableIterator;
 
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 
 /**
- * The idempotent-producer state of one partition: producer id to {@link ProducerStateEntry}, and the
- * rules Kafka applies to a producer's batches. Pure: no I/O, no clock (times are parameters).
+ * The producer state of one partition: producer id to {@link ProducerStateEntry}, the transactions
+ * open in it, and the rules Kafka applies to a producer's batches. Pure: no I/O, no clock (times are parameters).
  *
  * <p>A leader {@linkplain #checkAppend checks} a request's batches before it assigns offsets, then
  * {@linkplain #update updates} the table with the batches as written. Replicated batches and batches
@@ -48,11 +57,44 @@ import java.util.Optional;
  * Kafka, the unknown-producer leniency covers only a producer's first batch in the request: Kafka
  * also lets a second, non-contiguous batch of a new producer through.
  *
+ * <p>Transactions, as in Kafka's {@code ProducerStateManager}: a producer's first transactional
+ * batch opens its transaction at that batch's base offset; its COMMIT or ABORT marker (a control
+ * batch written by the transaction coordinator) closes it, giving a {@link CompletedTxn} from the
+ * first offset to the marker's. A closed transaction stays <em>unreplicated</em> until the high
+ * watermark passes its marker ({@link #onHighWatermarkUpdated}). The {@linkplain
+ * #firstUnstableOffset first unstable offset} is the lowest first offset of a transaction open or
+ * unreplicated; the log's last stable offset is that or the high watermark, whichever is lower.
+ * A leader also checks:
+ * <ol start="7">
+ *   <li>A non-transactional batch from a producer with a transaction open: {@link InvalidTxnStateException}.</li>
+ *   <li>A marker from a coordinator epoch older than the producer's last marker's:
+ *       {@link TransactionCoordinatorFencedException}; a marker of an older producer epoch:
+ *       {@link InvalidProducerEpochException}.</li>
+ * </ol>
+ *
  * <p>Thread-safety: none; the owning log calls it under its lock.
  */
 public final class ProducerStateTable {
     private final TopicPartition topicPartition;
     private final Map<Long, ProducerStateEntry> producers = new HashMap<>();
+    /** Open transactions: first offset to producer id. */
+    private final TreeMap<Long, Long> ongoing = new TreeMap<>();
+    /** Closed transactions whose marker the high watermark has not passed: first offset to the transaction. */
+    private final TreeMap<Long, CompletedTxn> unreplicated = new TreeMap<>();
+
+    /**
+     * A transaction closed by its marker.
+     *
+     * @param firstOffset      its first offset in this partition (the marker's own offset when the
+     *                         producer wrote nothing here in the transaction)
+     * @param lastOffset       the marker's offset
+     * @param aborted          an ABORT marker
+     * @param lastStableOffset the partition's first unstable offset once it closed (the first offset of
+     *                         the oldest other open transaction, else the marker's offset + 1): what the
+     *                         transaction index records
+     */
+    public record CompletedTxn(long producerId, long firstOffset, long lastOffset, boolean aborted, long lastStableOffset) {
+    }
 
     /** A producer's epoch and last sequence while a request is checked. */
     private record Pending(short epoch, int lastSeq) {
@@ -100,6 +142,10 @@ public final class ProducerStateTable {
             if (pending == null) {
                 pending = new HashMap<>();
             }
+            if (!batch.isTransactional() && committed != null && committed.inTransaction()) {
+                throw new InvalidTxnStateException("expected a transactional write from producer " + producerId
+                        + " in " + topicPartition + ": its transaction is open from offset " + committed.currentTxnFirstOffset());
+            }
             Pending current = pending.computeIfAbsent(producerId, id -> Pending.of(committed));
             check(producerId, current, epoch, firstSeq, neverWritten);
             pending.put(producerId, new Pending(epoch, batch.lastSequence()));
@@ -140,33 +186,139 @@ public final class ProducerStateTable {
         return nextSeq == lastSeq + 1L || (nextSeq == 0 && lastSeq == Integer.MAX_VALUE);
     }
 
-    /** Applies a batch as written to the log (offsets assigned), without checks. */
-    public void update(RecordBatch batch) {
-        if (batch.hasProducerId()) {
-            update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.baseOffset(),
-                    batch.lastOffset(), batch.maxTimestamp(), batch.isControlBatch());
+    /**
+     * Checks a transaction marker the coordinator asks a leader to write (WriteTxnMarkers).
+     *
+     * @throws TransactionCoordinatorFencedException the producer's last marker came from a newer coordinator epoch
+     * @throws InvalidProducerEpochException        the marker's producer epoch is older than the producer's
+     */
+    public void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
+        ProducerStateEntry e = producers.get(producerId);
+        if (e == null) {
+            return;
+        }
+        if (e.coordinatorEpoch() > coordinatorEpoch) {
+            throw new TransactionCoordinatorFencedException("a marker of coordinator epoch " + coordinatorEpoch + " for producer "
+                    + producerId + " in " + topicPartition + " is older than its last marker's, " + e.coordinatorEpoch());
+        }
+        if (epoch < e.producerEpoch()) {
+            throw new InvalidProducerEpochException("a marker of epoch " + epoch + " for producer " + producerId + " in "
+                    + topicPartition + " is older than its current epoch " + e.producerEpoch());
         }
     }
 
     /**
-     * Applies a batch as written to the log, from its header fields, without checks. A control batch
-     * (a transaction marker replicated from a Kafka leader) only moves the epoch and the timestamp; a
-     * data batch without a valid sequence only moves the epoch.
+     * Applies a batch as written to the log (offsets assigned), without checks.
+     *
+     * @return the transaction a marker closed, if the batch is a COMMIT or ABORT marker
      */
-    public void update(long producerId, short epoch, int baseSequence, long baseOffset, long lastOffset,
-                       long maxTimestamp, boolean controlBatch) {
+    public Optional<CompletedTxn> update(RecordBatch batch) {
+        if (!batch.hasProducerId()) {
+            return Optional.empty();
+        }
+        EndTransactionMarker marker = batch.isControlBatch() ? markerOf(batch) : null;
+        return update(batch.producerId(), batch.producerEpoch(), batch.baseSequence(), batch.baseOffset(),
+                batch.lastOffset(), batch.maxTimestamp(), batch.isControlBatch(), batch.isTransactional(), marker);
+    }
+
+    /**
+     * The COMMIT or ABORT marker of a control batch, null for another control record (Kafka's
+     * metadata log uses other types; they close nothing).
+     *
+     * @throws CorruptRecordException for a control batch whose first record is not a control record
+     */
+    public static EndTransactionMarker markerOf(RecordBatch batch) {
+        try (CloseableIterator<Record> records = batch.streamingIterator(BufferSupplier.NO_CACHING)) {
+            if (!records.hasNext()) {
+                return null;
+            }
+            Record r = records.next();
+            ControlRecordType type = r.hasKey() ? ControlRecordType.parse(r.key()) : ControlRecordType.UNKNOWN;
+            if (type != ControlRecordType.COMMIT && type != ControlRecordType.ABORT) {
+                return null;
+            }
+            return EndTransactionMarker.deserialize(r);
+        } catch (InvalidRecordException | IllegalArgumentException
+                 | java.nio.BufferUnderflowException e) {
+            throw new CorruptRecordException("control batch at offset " + batch.baseOffset() + " holds no valid marker: "
+                    + e.getMessage());
+        }
+    }
+
+    /**
+     * Applies a batch as written to the log, from its header fields (and, for a COMMIT or ABORT
+     * marker, its control record), without checks. A marker closes the producer's transaction; a
+     * data batch without a valid sequence only moves the epoch.
+     *
+     * @return the transaction a marker closed
+     */
+    public Optional<CompletedTxn> update(long producerId, short epoch, int baseSequence, long baseOffset, long lastOffset,
+                                         long maxTimestamp, boolean controlBatch, boolean transactional,
+                                         EndTransactionMarker marker) {
         if (producerId == RecordBatch.NO_PRODUCER_ID) {
-            return;
+            return Optional.empty();
         }
         ProducerStateEntry entry = producers.getOrDefault(producerId, ProducerStateEntry.empty(producerId));
+        if (controlBatch) {
+            if (marker == null) {
+                producers.put(producerId, entry.withEpoch(epoch, maxTimestamp));
+                return Optional.empty();
+            }
+            long first = entry.inTransaction() ? entry.currentTxnFirstOffset() : baseOffset;
+            if (entry.inTransaction()) {
+                ongoing.remove(first);
+            }
+            Long nextOpen = null;
+            for (Map.Entry<Long, Long> open : ongoing.entrySet()) {
+                if (open.getValue() != producerId) {
+                    nextOpen = open.getKey();
+                    break;
+                }
+            }
+            CompletedTxn done = new CompletedTxn(producerId, first, baseOffset, marker.controlType() == ControlRecordType.ABORT,
+                    nextOpen != null ? nextOpen : baseOffset + 1);
+            unreplicated.put(first, done);
+            producers.put(producerId, entry.withTxnEnded(epoch, marker.coordinatorEpoch(), maxTimestamp));
+            return Optional.of(done);
+        }
         long offsetDelta = lastOffset - baseOffset;
-        if (controlBatch || baseSequence < 0 || offsetDelta < 0 || offsetDelta > Integer.MAX_VALUE || baseOffset < 0) {
+        if (baseSequence < 0 || offsetDelta < 0 || offsetDelta > Integer.MAX_VALUE || baseOffset < 0) {
             entry = entry.withEpoch(epoch, maxTimestamp);
         } else {
             int lastSeq = DefaultRecordBatch.incrementSequence(baseSequence, (int) offsetDelta);
             entry = entry.withBatch(epoch, new BatchMetadata(lastSeq, lastOffset, (int) offsetDelta, maxTimestamp));
         }
+        if (transactional && !entry.inTransaction() && baseOffset >= 0) {
+            entry = entry.withTxnStarted(baseOffset);
+            ongoing.put(baseOffset, producerId);
+        }
         producers.put(producerId, entry);
+        return Optional.empty();
+    }
+
+    /** Forgets the closed transactions whose marker is below {@code highWatermark}: they are stable. */
+    public void onHighWatermarkUpdated(long highWatermark) {
+        unreplicated.values().removeIf(t -> t.lastOffset() < highWatermark);
+    }
+
+    /**
+     * The lowest first offset of a transaction open or closed above the high watermark, or -1 when
+     * there is none: the log's last stable offset is this or the high watermark, whichever is lower.
+     */
+    public long firstUnstableOffset() {
+        long first = Long.MAX_VALUE;
+        if (!ongoing.isEmpty()) {
+            first = ongoing.firstKey();
+        }
+        if (!unreplicated.isEmpty()) {
+            first = Math.min(first, unreplicated.firstKey());
+        }
+        return first == Long.MAX_VALUE ? -1 : first;
+    }
+
+    /** The open transactions: first offset to producer id, ascending. */
+    public Map<Long, Long> ongoingTransactions() {
+        return java.util.Collections.unmodifiableSortedMap(new TreeMap<>(ongoing));
     }
 
     /**
@@ -178,7 +330,8 @@ public final class ProducerStateTable {
     public int removeExpired(long nowMs, long expirationMs) {
         int removed = 0;
         for (Iterator<ProducerStateEntry> it = producers.values().iterator(); it.hasNext(); ) {
-            if (nowMs - it.next().lastTimestamp() >= expirationMs) {
+            ProducerStateEntry e = it.next();
+            if (!e.inTransaction() && nowMs - e.lastTimestamp() >= expirationMs) {
                 it.remove();
                 removed++;
             }
@@ -188,14 +341,19 @@ public final class ProducerStateTable {
 
     /** Replaces the table with {@code entries} (a loaded snapshot). */
     public void load(Collection<ProducerStateEntry> entries) {
-        producers.clear();
+        clear();
         for (ProducerStateEntry e : entries) {
             producers.put(e.producerId(), e);
+            if (e.inTransaction()) {
+                ongoing.put(e.currentTxnFirstOffset(), e.producerId());
+            }
         }
     }
 
     public void clear() {
         producers.clear();
+        ongoing.clear();
+        unreplicated.clear();
     }
 
     public Optional<ProducerStateEntry> entry(long producerId) {

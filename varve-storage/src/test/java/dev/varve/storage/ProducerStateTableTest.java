@@ -203,8 +203,8 @@ class ProducerStateTableTest {
         assertThat(e.producerEpoch()).isEqualTo((short) 1);
         assertThat(e.lastSeq()).isEqualTo(51);
         assertThat(e.batches()).hasSize(1);
-        // A transaction marker (control batch) moves only the epoch and the timestamp.
-        table.update(PID, (short) 2, RecordBatch.NO_SEQUENCE, 10, 10, T0 + 5, true);
+        // A control batch that is no transaction marker (no COMMIT or ABORT record) moves only the epoch and the timestamp.
+        table.update(PID, (short) 2, RecordBatch.NO_SEQUENCE, 10, 10, T0 + 5, true, false, null);
         assertThat(table.entry(PID).get()).satisfies(x -> {
             assertThat(x.producerEpoch()).isEqualTo((short) 2);
             assertThat(x.batches()).isEmpty();
@@ -223,5 +223,99 @@ class ProducerStateTableTest {
         assertThat(table.entry(7L)).isPresent();
         // A forgotten producer is unknown again: any sequence.
         assertThat(produce(batch(PID, 0, 99, 1))).isEmpty();
+    }
+
+    private static MutableRecordBatch txnBatch(long pid, int epoch, int seq, int count) {
+        return TestRecords.transactional(pid, (short) epoch, seq, count, T0).batches().iterator().next();
+    }
+
+    /** Writes a marker at the next offset as a leader would (checked first). */
+    private Optional<ProducerStateTable.CompletedTxn> marker(long pid, int epoch, int coordinatorEpoch, boolean commit) {
+        table.checkMarker(pid, (short) epoch, coordinatorEpoch);
+        MutableRecordBatch m = TestRecords.marker(nextOffset, pid, (short) epoch, coordinatorEpoch, commit, T0)
+                .batches().iterator().next();
+        nextOffset++;
+        return table.update(m);
+    }
+
+    @Test
+    void aTransactionIsOpenFromItsFirstBatchUntilItsMarkerAndUnstableUntilTheHighWatermarkPassesTheMarker() {
+        assertThat(table.firstUnstableOffset()).isEqualTo(-1);
+        produce(batch(7L, 0, 0, 2));                    // 0-1, idempotent, no transaction
+        produce(txnBatch(PID, 0, 0, 3));                 // 2-4 opens PID's transaction at 2
+        produce(txnBatch(PID, 0, 3, 1));                 // 5 in the same transaction
+        assertThat(table.entry(PID).get().currentTxnFirstOffset()).isEqualTo(2);
+        assertThat(table.ongoingTransactions()).containsExactly(java.util.Map.entry(2L, PID));
+        assertThat(table.firstUnstableOffset()).isEqualTo(2);
+
+        Optional<ProducerStateTable.CompletedTxn> done = marker(PID, 0, 5, false); // ABORT at 6
+        assertThat(done).contains(new ProducerStateTable.CompletedTxn(PID, 2, 6, true, 7));
+        assertThat(table.entry(PID).get().inTransaction()).isFalse();
+        assertThat(table.entry(PID).get().coordinatorEpoch()).isEqualTo(5);
+        assertThat(table.ongoingTransactions()).isEmpty();
+        // closed, but its marker is not below the high watermark yet
+        assertThat(table.firstUnstableOffset()).isEqualTo(2);
+        table.onHighWatermarkUpdated(6);
+        assertThat(table.firstUnstableOffset()).isEqualTo(2);
+        table.onHighWatermarkUpdated(7);
+        assertThat(table.firstUnstableOffset()).isEqualTo(-1);
+    }
+
+    @Test
+    void anAbortRecordsTheFirstOffsetOfTheOldestOtherOpenTransactionAsItsLastStableOffset() {
+        produce(txnBatch(1L, 0, 0, 1));  // 0: producer 1 opens
+        produce(txnBatch(2L, 0, 0, 1));  // 1: producer 2 opens
+        produce(txnBatch(1L, 0, 1, 1));  // 2
+        assertThat(marker(2L, 0, 0, false)).get().satisfies(t -> {   // ABORT of producer 2 at 3
+            assertThat(t.firstOffset()).isEqualTo(1);
+            assertThat(t.lastStableOffset()).isEqualTo(0); // producer 1's transaction is still open from 0
+        });
+        assertThat(marker(1L, 0, 0, true)).get().satisfies(t -> {    // COMMIT of producer 1 at 4
+            assertThat(t.aborted()).isFalse();
+            assertThat(t.firstOffset()).isEqualTo(0);
+            assertThat(t.lastStableOffset()).isEqualTo(5);
+        });
+        // a marker for a producer with nothing open here closes an empty transaction at the marker
+        assertThat(marker(9L, 0, 0, false)).contains(new ProducerStateTable.CompletedTxn(9L, 5, 5, true, 6));
+    }
+
+    @Test
+    void aNonTransactionalWriteInsideAnOpenTransactionIsAnInvalidTxnState() {
+        produce(txnBatch(PID, 0, 0, 1));
+        assertThatThrownBy(() -> produce(batch(PID, 0, 1, 1)))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class)
+                .hasMessageContaining("expected a transactional write");
+        marker(PID, 0, 0, true);
+        assertThat(produce(batch(PID, 0, 1, 1))).isEmpty(); // once it is closed
+    }
+
+    @Test
+    void markersFromAnOlderCoordinatorOrProducerEpochAreFencedAndANewerEpochMarkerForgetsTheBatches() {
+        produce(txnBatch(PID, 3, 0, 2));
+        marker(PID, 3, 7, true);
+        produce(txnBatch(PID, 3, 2, 1));
+        assertThatThrownBy(() -> table.checkMarker(PID, (short) 3, 6))
+                .isInstanceOf(org.apache.kafka.common.errors.TransactionCoordinatorFencedException.class);
+        assertThatThrownBy(() -> table.checkMarker(PID, (short) 2, 7))
+                .isInstanceOf(InvalidProducerEpochException.class);
+        // transactions V2: the coordinator bumps the epoch with every marker; sequences restart at 0
+        marker(PID, 4, 7, false);
+        ProducerStateEntry e = table.entry(PID).get();
+        assertThat(e.producerEpoch()).isEqualTo((short) 4);
+        assertThat(e.batches()).isEmpty();
+        assertThat(produce(txnBatch(PID, 4, 0, 1))).isEmpty();
+    }
+
+    @Test
+    void aProducerWithAnOpenTransactionDoesNotExpireAndASnapshotLoadKeepsTheTransactionOpen() {
+        produce(txnBatch(PID, 0, 0, 1));
+        produce(batch(7L, 0, 0, 1));
+        assertThat(table.removeExpired(T0 + 1_000_000, 1000)).isEqualTo(1); // producer 7 only
+        assertThat(table.entry(PID)).isPresent();
+
+        ProducerStateTable loaded = new ProducerStateTable(new TopicPartition("t", 0));
+        loaded.load(table.entries().values());
+        assertThat(loaded.ongoingTransactions()).containsExactly(java.util.Map.entry(0L, PID));
+        assertThat(loaded.firstUnstableOffset()).isEqualTo(0);
     }
 }

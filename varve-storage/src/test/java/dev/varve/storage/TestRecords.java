@@ -48,6 +48,24 @@ public final class TestRecords {
     }
 
     /** A batch of {@code count} records of {@code valueSize} bytes each. */
+    /** A transactional batch of {@code count} records (base offset 0). */
+    public static MemoryRecords transactional(long producerId, short epoch, int baseSequence, int count, long timestamp) {
+        SimpleRecord[] records = new SimpleRecord[count];
+        for (int i = 0; i < count; i++) {
+            int seq = org.apache.kafka.common.record.internal.DefaultRecordBatch.incrementSequence(baseSequence, i);
+            records[i] = new SimpleRecord(timestamp, null, ("t" + producerId + "-e" + epoch + "-s" + seq).getBytes(StandardCharsets.UTF_8));
+        }
+        return MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, epoch, baseSequence, records);
+    }
+
+    /** A COMMIT or ABORT marker at {@code offset}. */
+    public static MemoryRecords marker(long offset, long producerId, short epoch, int coordinatorEpoch, boolean commit, long timestamp) {
+        return MemoryRecords.withEndTransactionMarker(offset, timestamp, 0, producerId, epoch,
+                new org.apache.kafka.common.record.internal.EndTransactionMarker(commit
+                        ? org.apache.kafka.common.record.internal.ControlRecordType.COMMIT
+                        : org.apache.kafka.common.record.internal.ControlRecordType.ABORT, coordinatorEpoch));
+    }
+
     public static MemoryRecords sized(int count, int valueSize, long timestamp) {
         ByteBuffer buffer = ByteBuffer.allocate(count * (valueSize + 64) + 128);
         MemoryRecordsBuilder builder = MemoryRecords.builder(buffer, Compression.NONE, TimestampType.CREATE_TIME, 0L);

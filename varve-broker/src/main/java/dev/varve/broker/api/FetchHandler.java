@@ -191,14 +191,28 @@ public final class FetchHandler extends AllVersionsHandler {
                                 ? broker.replicaManager().cluster().leaderLog(tp, p.currentLeaderEpoch())
                                 : broker.replicaManager().log(tp);
                         long hw = log.highWatermark();
-                        long bound = hw;
+                        long lso = log.lastStableOffset();
+                        // read_committed consumers read below the last stable offset, and learn which of
+                        // the transactions in what they read were aborted (their client drops those records)
+                        long bound = readCommitted ? lso : hw;
                         int maxBytes = (int) Math.min(p.partitionMaxBytes(), remaining);
                         LogSlice slice = log.read(p.fetchOffset(), Math.max(0, maxBytes), bound, total == 0);
                         pd.setErrorCode(Errors.NONE.code())
                                 .setHighWatermark(hw)
-                                .setLastStableOffset(hw)
+                                .setLastStableOffset(lso)
                                 .setLogStartOffset(version >= 5 ? log.logStartOffset() : -1)
                                 .setRecords(slice.records());
+                        if (readCommitted) {
+                            List<FetchResponseData.AbortedTransaction> aborted = new ArrayList<>();
+                            if (!slice.isEmpty()) {
+                                for (dev.varve.storage.index.TransactionIndex.AbortedTxn t
+                                        : log.abortedTransactions(p.fetchOffset(), bound)) {
+                                    aborted.add(new FetchResponseData.AbortedTransaction()
+                                            .setProducerId(t.producerId()).setFirstOffset(t.firstOffset()));
+                                }
+                            }
+                            pd.setAbortedTransactions(aborted);
+                        }
                         total += slice.sizeInBytes();
                         remaining = Math.max(0, remaining - slice.sizeInBytes());
                     } catch (RuntimeException e) {

@@ -40,7 +40,8 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
             for (ListOffsetsRequestData.ListOffsetsPartition p : topic.partitions()) {
                 ListOffsetsResponseData.ListOffsetsPartitionResponse r =
                         answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp(),
-                                req.data().replicaId() >= 0, p.currentLeaderEpoch());
+                                req.data().replicaId() >= 0, p.currentLeaderEpoch(),
+                                req.data().isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED.id());
                 if (req.version() < 4) {
                     r.setLeaderEpoch(-1); // the field exists from v4; older versions cannot carry it
                 }
@@ -52,11 +53,13 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
     }
 
     /**
-     * @param replica the request comes from a follower replica: LATEST is then the log end (it truncates
-     *                to it when it is ahead of the leader), not the high watermark
+     * @param replica       the request comes from a follower replica: LATEST is then the log end (it truncates
+     *                      to it when it is ahead of the leader), not the high watermark
+     * @param readCommitted isolation level READ_COMMITTED: offsets are bounded by the last stable offset
      */
     private ListOffsetsResponseData.ListOffsetsPartitionResponse answer(TopicPartition tp, long timestamp,
-                                                                       boolean replica, int currentLeaderEpoch) {
+                                                                       boolean replica, int currentLeaderEpoch,
+                                                                       boolean readCommitted) {
         ListOffsetsResponseData.ListOffsetsPartitionResponse r = new ListOffsetsResponseData.ListOffsetsPartitionResponse()
                 .setPartitionIndex(tp.partition()).setTimestamp(-1).setOffset(-1)
                 .setLeaderEpoch(ReplicaManager.LEADER_EPOCH);
@@ -66,7 +69,7 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
             if (cluster != null) {
                 r.setLeaderEpoch(cluster.leaderEpoch(tp));
             }
-            long hw = replica ? log.logEndOffset() : log.highWatermark();
+            long hw = replica ? log.logEndOffset() : readCommitted ? log.lastStableOffset() : log.highWatermark();
             Optional<FileRecords.TimestampAndOffset> found;
             boolean earliest = timestamp == ListOffsetsRequest.EARLIEST_TIMESTAMP
                     || timestamp == ListOffsetsRequest.EARLIEST_LOCAL_TIMESTAMP;

@@ -1,0 +1,219 @@
+package dev.varve.storage;
+
+import dev.varve.storage.index.TransactionIndex.AbortedTxn;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.InvalidTxnStateException;
+import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.io.File;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * Transactions in one partition's log: the last stable offset, markers, the aborted-transaction
+ * index (Kafka's {@code .txnindex}), and all of it across clean restarts, crashes and truncation.
+ */
+class TransactionalLogTest {
+    private static final long T0 = 1_700_000_000_000L;
+    private static final TopicPartition TP = new TopicPartition("payments", 0);
+
+    @TempDir
+    File tmp;
+    private final MockTime time = new MockTime(T0);
+    private final ManualScheduler scheduler = new ManualScheduler(time);
+    private final List<PartitionLog> opened = new ArrayList<>();
+    private File dir;
+
+    private static LogConfig small() {
+        return LogConfig.fromMap(Map.of(TopicConfig.SEGMENT_BYTES_CONFIG, 400,
+                TopicConfig.FILE_DELETE_DELAY_MS_CONFIG, 1000L, TopicConfig.RETENTION_MS_CONFIG, -1L));
+    }
+
+    private PartitionLog open() throws IOException {
+        dir = new File(tmp, "payments-0");
+        PartitionLog log = PartitionLog.open(dir, TP, small(), time, scheduler);
+        opened.add(log);
+        return log;
+    }
+
+    @AfterEach
+    void closeAll() throws IOException {
+        for (PartitionLog log : opened) {
+            log.close();
+        }
+    }
+
+    private static MemoryRecords txn(long pid, int seq, int count) {
+        return TestRecords.transactional(pid, (short) 0, seq, count, T0);
+    }
+
+    private static void commitAll(PartitionLog log) {
+        log.updateHighWatermark(log.logEndOffset());
+    }
+
+    @Test
+    void theLastStableOffsetStopsAtTheOldestOpenTransactionUntilItsMarkerIsReplicated() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(TestRecords.idempotent(7, (short) 0, 0, 2, T0), 0); // 0-1
+        log.appendAsLeader(txn(1, 0, 3), 0);                                    // 2-4: producer 1 opens at 2
+        log.appendAsLeader(txn(2, 0, 1), 0);                                    // 5: producer 2 opens at 5
+        commitAll(log);
+        assertThat(log.highWatermark()).isEqualTo(6);
+        assertThat(log.lastStableOffset()).isEqualTo(2);
+        assertThat(log.ongoingTransactions()).containsExactly(Map.entry(2L, 1L), Map.entry(5L, 2L));
+
+        log.appendMarkerAsLeader(1, (short) 0, 0, true, 0);                      // COMMIT at 6
+        assertThat(log.lastStableOffset()).as("the commit is not replicated yet").isEqualTo(2);
+        log.updateHighWatermark(7);
+        assertThat(log.lastStableOffset()).as("producer 2 still open from 5").isEqualTo(5);
+        log.appendMarkerAsLeader(2, (short) 0, 0, false, 0);                     // ABORT at 7
+        commitAll(log);
+        assertThat(log.lastStableOffset()).isEqualTo(8).isEqualTo(log.highWatermark());
+        assertThat(log.firstUnstableOffset()).isEmpty();
+
+        // only the abort is indexed, with the last stable offset after it
+        assertThat(log.abortedTransactions(0, 8)).containsExactly(new AbortedTxn(2, 5, 7, 8));
+        assertThat(log.abortedTransactions(0, 5)).as("ends before the aborted data").isEmpty();
+        assertThat(log.abortedTransactions(8, 9)).as("starts after the marker").isEmpty();
+    }
+
+    @Test
+    void leaderChecksRefuseANonTransactionalWriteInsideATransactionAndAFencedCoordinator() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(txn(1, 0, 1), 0);
+        assertThatThrownBy(() -> log.appendAsLeader(TestRecords.idempotent(1, (short) 0, 1, 1, T0), 0))
+                .isInstanceOf(InvalidTxnStateException.class);
+        log.appendMarkerAsLeader(1, (short) 0, 3, false, 0);
+        long end = log.logEndOffset();
+        assertThatThrownBy(() -> log.appendMarkerAsLeader(1, (short) 0, 2, true, 0))
+                .isInstanceOf(TransactionCoordinatorFencedException.class);
+        assertThat(log.logEndOffset()).as("nothing written by a refused marker").isEqualTo(end);
+    }
+
+    @Test
+    void abortsAcrossSegmentsAreAllFoundAndTheIndexFilesAreKafkas() throws IOException {
+        PartitionLog log = open();
+        for (int i = 0; i < 12; i++) {
+            log.appendAsLeader(txn(100 + i, 0, 2), 0);
+            log.appendMarkerAsLeader(100 + i, (short) 0, 0, i % 2 == 1, 0); // even i: ABORT
+            commitAll(log);
+        }
+        assertThat(log.numberOfSegments()).isGreaterThan(3);
+        List<AbortedTxn> all = log.abortedTransactions(0, log.logEndOffset());
+        assertThat(all).extracting(AbortedTxn::producerId).containsExactly(100L, 102L, 104L, 106L, 108L, 110L);
+        for (AbortedTxn t : all) {
+            assertThat(t.lastOffset() - t.firstOffset()).isEqualTo(2); // two records, then the marker
+        }
+        // a fetch in the middle gets the aborts that overlap it only
+        AbortedTxn third = all.get(2);
+        assertThat(log.abortedTransactions(third.firstOffset(), third.lastOffset())).containsExactly(third);
+
+        // each .txnindex file is read by Kafka's TransactionIndex as the same entries
+        File[] files = dir.listFiles((d, n) -> n.endsWith(".txnindex"));
+        assertThat(files).isNotEmpty();
+        List<Long> kafkaRead = new ArrayList<>();
+        for (File f : files) {
+            long base = Long.parseLong(f.getName().substring(0, 20));
+            try (org.apache.kafka.storage.internals.log.TransactionIndex k =
+                         new org.apache.kafka.storage.internals.log.TransactionIndex(base, f)) {
+                k.allAbortedTxns().forEach(t -> kafkaRead.add(t.producerId()));
+            }
+        }
+        assertThat(kafkaRead).containsExactlyInAnyOrder(100L, 102L, 104L, 106L, 108L, 110L);
+    }
+
+    @Test
+    void aCleanRestartKeepsOpenTransactionsAndTheIndex() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(txn(1, 0, 2), 0);
+        log.appendMarkerAsLeader(1, (short) 0, 0, false, 0);
+        log.appendAsLeader(txn(2, 0, 2), 0); // open at 3
+        commitAll(log);
+        long hw = log.highWatermark();
+        log.flush();
+        log.close();
+        opened.clear();
+        PartitionLog reopened = PartitionLog.open(dir, TP, small(), time, scheduler, 0, hw, hw, true);
+        opened.add(reopened);
+        assertThat(reopened.lastStableOffset()).isEqualTo(3);
+        assertThat(reopened.ongoingTransactions()).containsExactly(Map.entry(3L, 2L));
+        assertThat(reopened.abortedTransactions(0, hw)).containsExactly(new AbortedTxn(1, 0, 2, 3));
+        reopened.appendMarkerAsLeader(2, (short) 0, 0, true, 0);
+        commitAll(reopened);
+        assertThat(reopened.lastStableOffset()).isEqualTo(reopened.highWatermark());
+    }
+
+    @Test
+    void aCrashRebuildsTheIndexOfTheUnflushedSegmentsFromTheLog() throws IOException {
+        PartitionLog log = open();
+        for (int i = 0; i < 8; i++) {
+            log.appendAsLeader(txn(100 + i, 0, 2), 0);
+            log.appendMarkerAsLeader(100 + i, (short) 0, 0, false, 0);
+        }
+        log.appendAsLeader(txn(200, 0, 1), 0); // left open
+        commitAll(log);
+        List<AbortedTxn> before = log.abortedTransactions(0, log.logEndOffset());
+        assertThat(before).hasSize(8);
+        long end = log.logEndOffset();
+        // the crash: nothing was flushed, and the index files are lost or torn
+        for (File f : dir.listFiles((d, n) -> n.endsWith(".txnindex"))) {
+            if (f.getName().startsWith("00000000000000000000")) {
+                assertThat(f.delete()).isTrue();
+            } else {
+                try (java.io.RandomAccessFile raf = new java.io.RandomAccessFile(f, "rw")) {
+                    raf.setLength(raf.length() - 5);
+                }
+            }
+        }
+        opened.clear(); // abandoned, never closed
+        PartitionLog recovered = PartitionLog.open(dir, TP, small(), time, scheduler, 0, 0, end, false);
+        opened.add(recovered);
+        assertThat(recovered.logEndOffset()).isEqualTo(end);
+        assertThat(recovered.abortedTransactions(0, end)).isEqualTo(before);
+        assertThat(recovered.ongoingTransactions()).containsExactly(Map.entry(end - 1, 200L));
+        assertThat(recovered.lastStableOffset()).isEqualTo(end - 1);
+    }
+
+    @Test
+    void truncationBelowAMarkerReopensItsTransactionAndDropsItsIndexEntry() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(txn(1, 0, 2), 0);                  // 0-1
+        log.appendMarkerAsLeader(1, (short) 0, 0, false, 0);   // ABORT at 2
+        log.appendAsLeader(txn(2, 0, 1), 0);                  // 3
+        log.appendMarkerAsLeader(2, (short) 0, 0, false, 0);   // ABORT at 4
+        assertThat(log.abortedTransactions(0, 5)).hasSize(2);
+        log.truncateTo(4); // a new leader never had the second marker
+        assertThat(log.abortedTransactions(0, 5)).containsExactly(new AbortedTxn(1, 0, 2, 3));
+        assertThat(log.ongoingTransactions()).containsExactly(Map.entry(3L, 2L));
+        log.updateHighWatermark(4);
+        assertThat(log.lastStableOffset()).isEqualTo(3);
+        // the new leader's marker closes it again
+        log.appendAsFollower(TestRecords.marker(4, 2, (short) 0, 1, true, T0));
+        log.updateHighWatermark(5);
+        assertThat(log.lastStableOffset()).isEqualTo(5);
+        assertThat(log.abortedTransactions(0, 5)).hasSize(1);
+    }
+
+    @Test
+    void aFollowerTracksTransactionsFromReplicatedBatchesAlone() throws IOException {
+        PartitionLog log = open();
+        MemoryRecords data = txn(1, 0, 2); // offsets 0-1 as the leader assigned them
+        log.appendAsFollower(data);
+        log.appendAsFollower(TestRecords.marker(2, 1, (short) 0, 0, false, T0));
+        log.updateHighWatermark(2);
+        assertThat(log.lastStableOffset()).isEqualTo(0);
+        log.updateHighWatermark(3);
+        assertThat(log.lastStableOffset()).isEqualTo(3);
+        assertThat(log.abortedTransactions(0, 3)).containsExactly(new AbortedTxn(1, 0, 2, 3));
+    }
+}
