@@ -307,6 +307,13 @@ final class LogCleaner {
             for (SegmentRef ref : group) {
                 copyFiltered(ref, cleaned, filter, abort, stats);
             }
+            // markers are kept whole and aborted data is not removed yet, so every aborted transaction
+            // of the group stays as it was: its index entries move to the cleaned segment
+            for (SegmentRef ref : group) {
+                for (dev.varve.storage.index.TransactionIndex.AbortedTxn t : ref.segment().txnIndex().all()) {
+                    cleaned.txnIndex().append(t);
+                }
+            }
             cleaned.onBecomeInactive();
             cleaned.flush();
             List<LogSegment> replaced = group.stream().map(SegmentRef::segment).toList();

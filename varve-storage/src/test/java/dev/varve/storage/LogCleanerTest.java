@@ -225,6 +225,34 @@ class LogCleanerTest {
     }
 
     @Test
+    void abortedTransactionsStayIndexedInTheCleanedSegmentsAndAcrossARestart() throws IOException {
+        PartitionLog log = log(CompactionSupport.compacted(300, 1000));
+        for (int i = 0; i < 6; i++) {
+            long pid = 50 + i;
+            log.appendAsLeader(MemoryRecords.withTransactionalRecords(Compression.NONE, pid, (short) 0, 0,
+                    new SimpleRecord(T0, ("k" + i % 2).getBytes(), ("v" + i).getBytes())), 0);
+            log.appendMarkerAsLeader(pid, (short) 0, 0, i % 3 != 0, 0); // i = 0 and 3 abort
+        }
+        appendAll(log);
+        List<dev.varve.storage.index.TransactionIndex.AbortedTxn> before = log.abortedTransactions(0, log.logEndOffset());
+        assertThat(before).extracting(dev.varve.storage.index.TransactionIndex.AbortedTxn::producerId).containsExactly(50L, 53L);
+        // every segment is rewritten (key k0 and k1 keep only their latest values), each into a new file
+        assertThat(cleaner(log, 64 * 1024).cleanUntilDone(10)).isGreaterThan(0);
+        assertThat(CompactionSupport.readAllBatches(log)).as("older values compacted away (each producer's last batch stays, empty)")
+                .anySatisfy(b -> assertThat(b.records()).isEmpty());
+        assertThat(log.abortedTransactions(0, log.logEndOffset())).isEqualTo(before);
+
+        long hw = log.highWatermark();
+        log.flush();
+        log.close();
+        open.clear();
+        PartitionLog reopened = PartitionLog.open(tmp.resolve("compacted-0").toFile(), TP, log.config(), time, scheduler,
+                0, hw, hw, true);
+        open.add(reopened);
+        assertThat(reopened.abortedTransactions(0, reopened.logEndOffset())).isEqualTo(before);
+    }
+
+    @Test
     void neverTouchesTheActiveSegmentUncommittedRecordsOrRecordsYoungerThanTheMinLag() throws IOException {
         LogConfig config = CompactionSupport.compacted(100_000, 1000).with(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, 10_000L);
         PartitionLog log = log(config);
