@@ -209,6 +209,13 @@ public final class PartitionLog implements AutoCloseable {
     }
 
     private void appendValidated(MemoryRecords records, LogAppendInfo info) {
+        for (MutableRecordBatch batch : records.batches()) {
+            if (batch.isControlBatch() && batch.hasProducerId()) {
+                // a marker whose control record cannot be read is refused before anything is written:
+                // the producer state below must take every batch the file does
+                ProducerStateTable.markerOf(batch);
+            }
+        }
         LogSegment segment = maybeRoll(records.sizeInBytes(), info.lastOffset(), info.maxTimestamp());
         int positionBefore = segment.size();
         try {

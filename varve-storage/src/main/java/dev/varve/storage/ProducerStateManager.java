@@ -147,9 +147,15 @@ final class ProducerStateManager {
         }
     }
 
-    private static EndTransactionMarker markerAt(LogSegment s, int position, int size) {
+    private EndTransactionMarker markerAt(LogSegment s, int position, int size) {
         for (org.apache.kafka.common.record.internal.FileLogInputStream.FileChannelRecordBatch b : s.log().slice(position, size).batches()) {
-            return ProducerStateTable.markerOf(b);
+            try {
+                return ProducerStateTable.markerOf(b);
+            } catch (org.apache.kafka.common.errors.CorruptRecordException e) {
+                // appends refuse such a marker, so only a damaged file holds one: it closes nothing
+                LOG.warn("{}: {}; it is replayed as a control batch that closes no transaction", topicPartition, e.getMessage());
+                return null;
+            }
         }
         return null;
     }

@@ -216,4 +216,22 @@ class TransactionalLogTest {
         assertThat(log.lastStableOffset()).isEqualTo(3);
         assertThat(log.abortedTransactions(0, 3)).containsExactly(new AbortedTxn(1, 0, 2, 3));
     }
+
+    @Test
+    void aReplicatedMarkerWhoseControlRecordCannotBeReadIsRefusedBeforeAnythingIsWritten() throws IOException {
+        PartitionLog log = open();
+        log.appendAsFollower(txn(1, 0, 1)); // offset 0, producer 1 opens
+        java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocate(256);
+        org.apache.kafka.common.record.internal.MemoryRecordsBuilder b = MemoryRecords.builder(buf,
+                org.apache.kafka.common.record.internal.RecordBatch.CURRENT_MAGIC_VALUE, org.apache.kafka.common.compress.Compression.NONE,
+                org.apache.kafka.common.record.TimestampType.CREATE_TIME, 1L, T0, 1L, (short) 0, -1, true, true, 0);
+        // a COMMIT key (version 0, type 1) with a one-byte value: no coordinator epoch in it
+        b.appendControlRecord(T0, org.apache.kafka.common.record.internal.ControlRecordType.COMMIT, java.nio.ByteBuffer.wrap(new byte[] {0}));
+        MemoryRecords bad = b.build();
+        assertThatThrownBy(() -> log.appendAsFollower(bad))
+                .isInstanceOf(org.apache.kafka.common.errors.CorruptRecordException.class);
+        assertThat(log.logEndOffset()).isEqualTo(1);
+        assertThat(log.size()).as("no bytes of it in the segment").isEqualTo(txn(1, 0, 1).sizeInBytes());
+        assertThat(log.ongoingTransactions()).containsExactly(Map.entry(0L, 1L));
+    }
 }
