@@ -367,6 +367,10 @@ class ReplicaFetcherTest {
             Thread acceptor = new Thread(() -> {
                 while (!down.isClosed()) {
                     try (java.net.Socket s = down.accept()) {
+                        // reset, not FIN: a half-closed accepted socket would hold the port (FIN_WAIT2,
+                        // which SO_REUSEADDR does not cover) until the follower closes its end, and the
+                        // leader's restart below would fail to bind it
+                        s.setSoLinger(true, 0);
                         attempts.incrementAndGet();
                     } catch (java.io.IOException e) {
                         return;
@@ -375,11 +379,26 @@ class ReplicaFetcherTest {
             });
             acceptor.start();
             await().atMost(10, TimeUnit.SECONDS).until(() -> attempts.get() >= 3);
+            down.close();
+            acceptor.join(10_000);
         }
         assertThat(follower.logEndOffset()).isEqualTo(3);
         assertThat(manager.partitions()).containsExactly(TP);
 
-        leader.startServer();
+        // the same port again: a socket of the closing acceptor or a follower's reconnect may still hold
+        // it for a moment (EADDRINUSE), so the restart retries the bind for a few seconds
+        long bindDeadline = System.currentTimeMillis() + 10_000;
+        while (true) {
+            try {
+                leader.startServer();
+                break;
+            } catch (Exception e) { // Netty rethrows the bind's IOException unchecked
+                if (System.currentTimeMillis() > bindDeadline || !String.valueOf(e.getMessage()).contains("Address already in use")) {
+                    throw e;
+                }
+                Thread.sleep(100);
+            }
+        }
         awaitIdentical(follower, leaderLog);
         assertThat(manager.threadNames()).containsExactly("replica-fetcher-1-0");
     }
