@@ -242,8 +242,7 @@ public final class PartitionLog implements AutoCloseable {
             if (done.isPresent() && done.get().aborted()) {
                 ProducerStateTable.CompletedTxn t = done.get();
                 try {
-                    segment.txnIndex().append(new TransactionIndex.AbortedTxn(t.producerId(), t.firstOffset(), t.lastOffset(),
-                            t.lastStableOffset()));
+                    segment.txnIndex().append(t.indexEntry());
                 } catch (IOException | RuntimeException e) {
                     // the log holds the marker the index lacks: stop rather than let read_committed miss the abort
                     throw goOffline("cannot index the aborted transaction " + t + " in " + segment.txnIndex().file(), e);
@@ -889,7 +888,6 @@ public final class PartitionLog implements AutoCloseable {
         setHighWatermarkLocked(Math.min(highWatermark, offset));
         try {
             producerStateManager.truncateFully();
-            refreshStability();
             List<LogSegment> doomed = new ArrayList<>(segments.all());
             for (LogSegment s : doomed) {
                 segments.remove(s.baseOffset());

@@ -1,7 +1,6 @@
 package dev.varve.storage;
 
 import dev.varve.storage.ProducerStateEntry.BatchMetadata;
-import dev.varve.storage.index.TransactionIndex;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -108,8 +107,9 @@ final class ProducerStateManager {
         table.clear();
         snapshotOfTable = -1;
         long from = segments.first().baseOffset();
-        while (!snapshots.headMap(snapshotAtMost, true).isEmpty()) {
-            Map.Entry<Long, File> latest = snapshots.headMap(snapshotAtMost, true).lastEntry();
+        java.util.NavigableMap<Long, File> usable = snapshots.headMap(snapshotAtMost, true); // a live view
+        while (!usable.isEmpty()) {
+            Map.Entry<Long, File> latest = usable.lastEntry();
             try {
                 table.load(ProducerSnapshotFile.read(latest.getValue()));
                 from = latest.getKey();
@@ -135,9 +135,7 @@ final class ProducerStateManager {
                 }
             });
             for (Map.Entry<LogSegment, ProducerStateTable.CompletedTxn> a : aborted) {
-                ProducerStateTable.CompletedTxn t = a.getValue();
-                a.getKey().txnIndex().appendIfAbsent(new TransactionIndex.AbortedTxn(t.producerId(), t.firstOffset(),
-                        t.lastOffset(), t.lastStableOffset()));
+                a.getKey().txnIndex().appendIfAbsent(a.getValue().indexEntry());
             }
             if (batches > 0) {
                 snapshotOfTable = -1;

@@ -94,6 +94,10 @@ public final class ProducerStateTable {
      *                         transaction index records
      */
     public record CompletedTxn(long producerId, long firstOffset, long lastOffset, boolean aborted, long lastStableOffset) {
+        /** Its entry in the transaction index of the segment holding its marker. */
+        public dev.varve.storage.index.TransactionIndex.AbortedTxn indexEntry() {
+            return new dev.varve.storage.index.TransactionIndex.AbortedTxn(producerId, firstOffset, lastOffset, lastStableOffset);
+        }
     }
 
     /** A producer's epoch and last sequence while a request is checked. */

@@ -39,23 +39,25 @@ public final class TestRecords {
      * the same batch.
      */
     public static MemoryRecords idempotent(long producerId, short epoch, int baseSequence, int count, long timestamp) {
-        SimpleRecord[] records = new SimpleRecord[count];
-        for (int i = 0; i < count; i++) {
-            int seq = org.apache.kafka.common.record.internal.DefaultRecordBatch.incrementSequence(baseSequence, i);
-            records[i] = new SimpleRecord(timestamp, null, ("p" + producerId + "-e" + epoch + "-s" + seq).getBytes(StandardCharsets.UTF_8));
-        }
-        return MemoryRecords.withIdempotentRecords(Compression.NONE, producerId, epoch, baseSequence, records);
+        return MemoryRecords.withIdempotentRecords(Compression.NONE, producerId, epoch, baseSequence,
+                producerRecords("p", producerId, epoch, baseSequence, count, timestamp));
     }
 
-    /** A batch of {@code count} records of {@code valueSize} bytes each. */
     /** A transactional batch of {@code count} records (base offset 0). */
     public static MemoryRecords transactional(long producerId, short epoch, int baseSequence, int count, long timestamp) {
+        return MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, epoch, baseSequence,
+                producerRecords("t", producerId, epoch, baseSequence, count, timestamp));
+    }
+
+    /** Records whose values name their producer, epoch and sequence ({@code <prefix><pid>-e<epoch>-s<seq>}). */
+    private static SimpleRecord[] producerRecords(String prefix, long producerId, short epoch, int baseSequence, int count,
+                                                  long timestamp) {
         SimpleRecord[] records = new SimpleRecord[count];
         for (int i = 0; i < count; i++) {
             int seq = org.apache.kafka.common.record.internal.DefaultRecordBatch.incrementSequence(baseSequence, i);
-            records[i] = new SimpleRecord(timestamp, null, ("t" + producerId + "-e" + epoch + "-s" + seq).getBytes(StandardCharsets.UTF_8));
+            records[i] = new SimpleRecord(timestamp, null, (prefix + producerId + "-e" + epoch + "-s" + seq).getBytes(StandardCharsets.UTF_8));
         }
-        return MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, epoch, baseSequence, records);
+        return records;
     }
 
     /** A COMMIT or ABORT marker at {@code offset}. */

@@ -39,6 +39,27 @@ class TxnTransitionsProperties {
         return op.list().ofMinSize(1).ofMaxSize(30);
     }
 
+    /** One step run on both sides: each side's result, or what it threw. */
+    private record Step(TxnMetadata varve, RuntimeException varveFailure, TxnTransitMetadata kafka, RuntimeException kafkaFailure) {
+        static Step of(java.util.function.Supplier<TxnMetadata> varve, java.util.function.Supplier<TxnTransitMetadata> kafka) {
+            TxnMetadata v = null;
+            RuntimeException vf = null;
+            TxnTransitMetadata k = null;
+            RuntimeException kf = null;
+            try {
+                v = varve.get();
+            } catch (RuntimeException e) {
+                vf = e;
+            }
+            try {
+                k = kafka.get();
+            } catch (RuntimeException e) {
+                kf = e;
+            }
+            return new Step(v, vf, k, kf);
+        }
+    }
+
     private static TransactionVersion tv(boolean v2) {
         return v2 ? TransactionVersion.TV_2 : TransactionVersion.TV_0;
     }
@@ -54,14 +75,11 @@ class TxnTransitionsProperties {
                 org.apache.kafka.coordinator.transaction.TransactionState.EMPTY, new HashSet<>(), -1, now, tv(startV2));
         for (Op op : history) {
             now += 10;
-            TxnMetadata vNext;
-            TxnTransitMetadata kNext;
-            String what;
-            RuntimeException vFailure = null;
-            RuntimeException kFailure = null;
-            vNext = null;
-            kNext = null;
             Set<TopicPartition> parts = new HashSet<>(TPS.subList(op.b() % TPS.size(), TPS.size()));
+            TxnMetadata cur = v;
+            long t = now;
+            String what;
+            Step step;
             switch (op.kind()) {
                 case 0 -> {
                     Optional<Short> expected = switch (op.a() % 4) {
@@ -71,101 +89,47 @@ class TxnTransitionsProperties {
                         default -> Optional.of((short) 77);
                     };
                     what = "incrementProducerEpoch(expected " + expected + ")";
-                    try {
-                        vNext = TxnTransitions.incrementProducerEpoch(v, 30_000 + op.b(), expected, now);
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareIncrementProducerEpoch(30_000 + op.b(), expected, now);
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.incrementProducerEpoch(cur, 30_000 + op.b(), expected, t),
+                            () -> k.prepareIncrementProducerEpoch(30_000 + op.b(), expected, t));
                 }
                 case 1 -> {
                     what = "rotateProducerId(" + op.flag() + ")";
-                    try {
-                        vNext = TxnTransitions.rotateProducerId(v, 200 + op.a(), 30_000, now, op.flag());
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareProducerIdRotation(200 + op.a(), 30_000, now, op.flag());
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.rotateProducerId(cur, 200 + op.a(), 30_000, t, op.flag()),
+                            () -> k.prepareProducerIdRotation(200 + op.a(), 30_000, t, op.flag()));
                 }
                 case 2 -> {
                     what = "fenceProducerEpoch";
-                    try {
-                        vNext = TxnTransitions.fenceProducerEpoch(v);
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareFenceProducerEpoch();
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.fenceProducerEpoch(cur), k::prepareFenceProducerEpoch);
                 }
                 case 3 -> {
                     what = "addPartitions(" + parts + ", v2 " + op.v2() + ")";
-                    try {
-                        vNext = TxnTransitions.addPartitions(v, parts, now, tv(op.v2()).featureLevel());
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareAddPartitions(parts, now, tv(op.v2()));
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.addPartitions(cur, parts, t, tv(op.v2()).featureLevel()),
+                            () -> k.prepareAddPartitions(parts, t, tv(op.v2())));
                 }
                 case 4 -> {
                     long nextPid = op.a() % 2 == 0 ? -1 : 300 + op.a();
                     boolean noPartitionAdded = op.b() == 0;
                     what = (op.flag() ? "commit" : "abort") + "(v2 " + op.v2() + ", next " + nextPid + ", noPartitionAdded "
                             + noPartitionAdded + ")";
-                    try {
-                        vNext = TxnTransitions.prepareEnd(v, op.flag(), tv(op.v2()).featureLevel(), nextPid, now, noPartitionAdded);
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareAbortOrCommit(op.flag() ? org.apache.kafka.coordinator.transaction.TransactionState.PREPARE_COMMIT
-                                        : org.apache.kafka.coordinator.transaction.TransactionState.PREPARE_ABORT,
-                                tv(op.v2()), nextPid, now, noPartitionAdded);
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.prepareEnd(cur, op.flag(), tv(op.v2()).featureLevel(), nextPid, t,
+                                    noPartitionAdded),
+                            () -> k.prepareAbortOrCommit(op.flag() ? org.apache.kafka.coordinator.transaction.TransactionState.PREPARE_COMMIT
+                                    : org.apache.kafka.coordinator.transaction.TransactionState.PREPARE_ABORT,
+                                    tv(op.v2()), nextPid, t, noPartitionAdded));
                 }
                 case 5 -> {
                     what = "complete";
-                    try {
-                        vNext = TxnTransitions.complete(v, now);
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareComplete(now);
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.complete(cur, t), () -> k.prepareComplete(t));
                 }
                 default -> {
                     what = "dead";
-                    try {
-                        vNext = TxnTransitions.dead(v);
-                    } catch (RuntimeException e) {
-                        vFailure = e;
-                    }
-                    try {
-                        kNext = k.prepareDead();
-                    } catch (RuntimeException e) {
-                        kFailure = e;
-                    }
+                    step = Step.of(() -> TxnTransitions.dead(cur), k::prepareDead);
                 }
             }
+            TxnMetadata vNext = step.varve();
+            TxnTransitMetadata kNext = step.kafka();
+            RuntimeException vFailure = step.varveFailure();
+            RuntimeException kFailure = step.kafkaFailure();
             String at = what + " from " + v + " (Kafka: " + kNext + ")";
             assertThat(vFailure == null).as("allowed by Varve as by Kafka: %s (Varve: %s, Kafka: %s)", at, vFailure, kFailure)
                     .isEqualTo(kFailure == null);
