@@ -60,9 +60,16 @@ final class ProducerStateManager {
     private long snapshotOfTable = -1;
 
     private ProducerStateManager(File dir, TopicPartition topicPartition) throws IOException {
+        this(dir, topicPartition, true);
+    }
+
+    private ProducerStateManager(File dir, TopicPartition topicPartition, boolean listSnapshots) throws IOException {
         this.dir = dir;
         this.topicPartition = topicPartition;
         this.table = new ProducerStateTable(topicPartition);
+        if (!listSnapshots) {
+            return;
+        }
         File[] files = dir.listFiles();
         if (files == null) {
             throw new IOException("cannot list " + dir);
@@ -73,6 +80,11 @@ final class ProducerStateManager {
                 snapshots.put(offset.getAsLong(), f);
             }
         }
+    }
+
+    /** The state of a partition whose directory was just created: no producers, no snapshots, nothing listed. */
+    static ProducerStateManager empty(File dir, TopicPartition tp) throws IOException {
+        return new ProducerStateManager(dir, tp, false);
     }
 
     /**
