@@ -10,7 +10,8 @@
 #   2. 100 one-partition CreateTopics one at a time, then 100 DeleteTopics: rates and errors;
 #   3. acks=all ProducerPerformance (idempotent, its default) over the PARTITIONS partitions: MB/s and
 #      failed sends;
-#   4. idle: broker CPU (all three processes, % of one core) over 30 s with PARTITIONS partitions;
+#   4. idle: broker CPU (all three processes, % of one core) over 30 s with PARTITIONS partitions, 10 s after
+#      the produce run, and again settled (100 s after it, when JIT compilation and GC have quietened);
 #   5. kill -9 of a broker that is not the active controller (node 2, or 3 if 2 is): seconds until no
 #      partition is led by it; restart: seconds until all are back with 3 in sync;
 #   6. one node with SINGLE_NODE_PARTITIONS partitions (RF=1, in topics of 1,000: Kafka refuses larger
@@ -64,10 +65,13 @@ cluster_steps() {
   mbps=$(sed -E 's/.*\(([0-9.]+) MB\/sec\).*/\1/' <<<"$out")
   errs=$(grep -c 'Exception' "$work/$name-produce.err" || true)
   sleep 10
-  local pids t0 t1 idle
+  local pids t0 t1 idle settled
   pids=$($pids_fn)
   t0=$(cpu_ticks $pids); sleep 30; t1=$(cpu_ticks $pids)
   idle=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * d / hz / 30}')
+  sleep 60 # settled: the JIT compilers and the collector done with the produce run
+  t0=$(cpu_ticks $pids); sleep 30; t1=$(cpu_ticks $pids)
+  settled=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * d / hz / 30}')
   # the victim is a broker that is not the active controller, in both systems: a controller's death
   # adds an election and, in both, fresh broker sessions at the new controller
   local since away back controller victim=2
@@ -77,8 +81,8 @@ cluster_steps() {
   away=$(probe led-away "$boot" big "$victim" "$since" 300)
   since=$(now_ms); $restart_fn "$victim"
   back=$(probe ready "$boot" big 3 "$since" 600)
-  echo "$name kill node $victim (controller $controller) away $away back $back idle-cpu $idle" >> "$work/log"
-  echo "$created $ready $creates $mbps $errs $idle $away $back"
+  echo "$name kill node $victim (controller $controller) away $away back $back idle-cpu $idle settled $settled" >> "$work/log"
+  echo "$created $ready $creates $mbps $errs $idle $settled $away $back"
 }
 
 # ------------------------------------------------------------------- Varve, 3 nodes
@@ -89,7 +93,7 @@ v_pids() { cat "$work"/varve/node-*/pid; }
 v_controller() { cat "$work"/varve/node-*/server.log | grep 'is the active controller' | sort | tail -1 | sed -E 's/.* Node ([0-9]+) is.*/\1/'; }
 v_kill() { kill -9 "$(cat "$work/varve/node-$1/pid")"; }
 v_restart() { VARVE_JAVA_OPTS="$vopts" "$root/bin/varve" cluster up --nodes 3 --dir "$work/varve" --base-port 29092 >/dev/null 2>>"$work/log"; }
-read -r v_created v_ready v_crate v_drate v_cerr v_mb v_perr v_idle v_away v_back <<<"$(cluster_steps varve "$vboot" v_pids v_controller v_kill v_restart)"
+read -r v_created v_ready v_crate v_drate v_cerr v_mb v_perr v_idle v_settled v_away v_back <<<"$(cluster_steps varve "$vboot" v_pids v_controller v_kill v_restart)"
 "$root/bin/varve" cluster down --dir "$work/varve" >/dev/null 2>&1
 if [ "${ONLY:-}" = varve ]; then
   grep '^varve ' "$work/log"
@@ -104,7 +108,7 @@ k_controller() { tool org.apache.kafka.tools.MetadataQuorumCommand --bootstrap-s
   | awk '/^LeaderId:/ {print $2}'; }
 k_kill() { PEER_DATA=$work/kafka "$peer" node-kill "$1" KILL; }
 k_restart() { PEER_DATA=$work/kafka PEER_HEAP=$heap "$peer" node-start "$1"; }
-read -r k_created k_ready k_crate k_drate k_cerr k_mb k_perr k_idle k_away k_back <<<"$(cluster_steps kafka "$kboot" k_pids k_controller k_kill k_restart)"
+read -r k_created k_ready k_crate k_drate k_cerr k_mb k_perr k_idle k_settled k_away k_back <<<"$(cluster_steps kafka "$kboot" k_pids k_controller k_kill k_restart)"
 PEER_DATA=$work/kafka "$peer" stop >/dev/null
 
 # ------------------------------------------------------------------- one node, many partitions
@@ -146,7 +150,8 @@ row "  then 100 DeleteTopics, per s" "$v_drate" "$k_drate"
 printf '%-58s %10s %10s\n' "  errors" "$v_cerr" "$k_cerr"
 row "acks=all produce over $parts partitions, MB/s" "$v_mb" "$k_mb"
 printf '%-58s %10s %10s\n' "  failed sends" "$v_perr" "$k_perr"
-row "idle broker CPU, % of one core (3 processes)" "$v_idle" "$k_idle"
+row "idle broker CPU, % of one core (3 processes), 10 s after" "$v_idle" "$k_idle"
+row "  settled: 100 s after the produce run" "$v_settled" "$k_settled"
 row "kill -9 of a broker (not the controller): all led elsewhere, s" "$v_away" "$k_away"
 row "its restart: every partition 3 in sync again, s" "$v_back" "$k_back"
 printf '\n%-58s %10s %10s %8s\n' "1 node, $single partitions" "Varve" "Kafka" "ratio"

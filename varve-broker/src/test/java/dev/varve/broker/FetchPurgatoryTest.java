@@ -50,6 +50,45 @@ class FetchPurgatoryTest {
     }
 
     /**
+     * A metadata delta that changes thousands of partitions wakes each waiting fetch once, not once per
+     * partition it watches (a follower's fetch of 1,300 partitions was re-read 1,300 times per delta), and
+     * still completes the one whose condition holds and counts as a wake for the registration race.
+     */
+    @Test
+    void aWakeOfManyPartitionsTriesEachWaitingFetchOnce() {
+        List<TopicPartition> many = java.util.stream.IntStream.range(0, 2_000)
+                .mapToObj(i -> new TopicPartition("big", i)).toList();
+        AtomicInteger followerAttempts = new AtomicInteger();
+        AtomicInteger consumerAttempts = new AtomicInteger();
+        AtomicInteger consumerCompleted = new AtomicInteger();
+        AtomicBoolean enough = new AtomicBoolean();
+        purgatory.watch(many.subList(0, 1_300), 60_000, () -> followerAttempts.incrementAndGet() < 0, () -> { }, purgatory.wakes());
+        purgatory.watch(many.subList(1_000, 2_000), 60_000, () -> {
+            consumerAttempts.incrementAndGet();
+            if (enough.get()) {
+                consumerCompleted.incrementAndGet();
+                return true;
+            }
+            return false;
+        }, () -> { }, purgatory.wakes());
+        assertThat(followerAttempts).hasValue(0);
+
+        long before = purgatory.wakes();
+        purgatory.wakeAll(many);
+        assertThat(followerAttempts).hasValue(1);
+        assertThat(consumerAttempts).hasValue(1);
+        assertThat(purgatory.wakes()).isGreaterThan(before);
+
+        enough.set(true);
+        purgatory.wakeAll(many.subList(1_500, 1_600));
+        assertThat(followerAttempts).hasValue(1); // watches none of them
+        assertThat(consumerCompleted).hasValue(1);
+        assertThat(purgatory.waiting()).isEqualTo(1);
+        purgatory.wakeAll(List.of()); // nothing named: nothing tried
+        assertThat(followerAttempts).hasValue(1);
+    }
+
+    /**
      * The retry at registration closes the race between a fetch's first read and its registration; when
      * no partition was woken since the read began it is skipped (an idle fetch is read once), and a wake
      * in that window, of any partition, still triggers it.

@@ -221,10 +221,30 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         boolean configsChanged = !previous.allConfigs().equals(next.allConfigs());
 
         Map<TopicPartition, ReplicaDelta.Change> changes = new java.util.LinkedHashMap<>(delta.changes());
+        // Fetches waiting on any partition of the delta are woken once, after it (FetchPurgatory.wakeAll).
+        List<TopicPartition> wake = new ArrayList<>();
+        try {
+            applyChanges(next, delta, ineligible, eligibilityChanged || configsChanged, changes, wake, stats);
+        } finally {
+            purgatory.wakeAll(wake);
+        }
+
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
+        if (!changes.isEmpty() || stats.stopped > 0) {
+            LOG.info("Applied metadata up to offset {} in {} ms: {} partition(s) changed here ({} replicas opened), now leader of"
+                            + " {}, follower of {}, {} stopped{}; {} replicas in all", next.offset(), tookMs, changes.size(),
+                    stats.created, stats.led, stats.followed, stats.stopped,
+                    stats.failed == 0 ? "" : ", " + stats.failed + " failed (retried with the next change)", partitions.size());
+        }
+    }
+
+    private void applyChanges(MetadataImage next, ReplicaDelta delta, Set<Integer> ineligible, boolean refreshLeaders,
+                              Map<TopicPartition, ReplicaDelta.Change> changes, List<TopicPartition> wake, DeltaStats stats) {
         for (TopicPartition tp : delta.gone()) {
             Partition p = partitions.get(tp);
             if (p != null) {
                 stop(p, true);
+                wake.add(tp);
                 stats.stopped++;
             }
         }
@@ -247,6 +267,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             Partition p = partitions.get(c.tp());
             if (p != null && !p.topicId.equals(c.topicId())) {
                 stop(p, true); // a topic re-created under the same name
+                wake.add(c.tp());
                 stats.stopped++;
                 p = null;
             }
@@ -279,6 +300,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                 continue;
             }
             try {
+                wake.add(c.tp());
                 apply(p, c.state(), ineligible, next, follow, stats);
             } catch (RuntimeException e) {
                 LOG.error("Could not apply the metadata of {} ({})", c.tp(), c.state(), e);
@@ -288,24 +310,16 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
 
         // 6. Leaders whose state did not change still follow broker eligibility and min.insync.replicas.
-        if (eligibilityChanged || configsChanged) {
+        if (refreshLeaders) {
             for (Partition p : partitions.values()) {
-                if (!changes.containsKey(p.tp)) {
-                    refreshLeader(p, ineligible);
+                if (!changes.containsKey(p.tp) && refreshLeader(p, ineligible)) {
+                    wake.add(p.tp);
                 }
             }
         }
 
         // 7. Fetchers start once per leader.
         follow.forEach(fetchers::addPartitions);
-
-        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNs);
-        if (!changes.isEmpty() || stats.stopped > 0) {
-            LOG.info("Applied metadata up to offset {} in {} ms: {} partition(s) changed here ({} replicas opened), now leader of"
-                            + " {}, follower of {}, {} stopped{}; {} replicas in all", next.offset(), tookMs, changes.size(),
-                    stats.created, stats.led, stats.followed, stats.stopped,
-                    stats.failed == 0 ? "" : ", " + stats.failed + " failed (retried with the next change)", partitions.size());
-        }
     }
 
     /**
@@ -333,18 +347,21 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
     }
 
-    /** A leader whose partition state did not change: new broker eligibility or min.insync.replicas. */
-    private void refreshLeader(Partition p, Set<Integer> ineligible) {
+    /**
+     * A leader whose partition state did not change: new broker eligibility or min.insync.replicas.
+     * Returns whether {@code p} is a leader here (its waiting fetches are for the caller to wake).
+     */
+    private boolean refreshLeader(Partition p, Set<Integer> ineligible) {
         List<Runnable> after;
         synchronized (p) {
             if (!p.replica.isLeader()) {
-                return;
+                return false;
             }
             p.replica.refresh(ineligible, minInsyncReplicas.applyAsInt(p.tp.topic()), time.milliseconds());
-            after = updateHighWatermark(p);
+            after = updateHighWatermark(p, false);
         }
         after.forEach(Runnable::run);
-        purgatory.wake(p.tp);
+        return true;
     }
 
     private void apply(Partition p, PartitionState state, Set<Integer> ineligible, MetadataImage next,
@@ -361,7 +378,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             if (transition != PartitionReplica.Transition.UNCHANGED) {
                 after.addAll(p.failAcks(Errors.NOT_LEADER_OR_FOLLOWER));
             }
-            after.addAll(updateHighWatermark(p));
+            after.addAll(updateHighWatermark(p, false));
         }
         if (transition == PartitionReplica.Transition.BECAME_LEADER) {
             stats.led++;
@@ -376,8 +393,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             stats.followed++;
             LOG.debug("Follower of {} in epoch {} (leader {})", tp, state.leaderEpoch(), state.leader());
         }
-        after.forEach(Runnable::run);
-        purgatory.wake(tp);
+        after.forEach(Runnable::run); // the caller wakes the waiting fetches of the whole delta
         if (transition == PartitionReplica.Transition.BECAME_LEADER) {
             leadershipListeners.forEach(l -> l.onBecomeLeader(tp, state.leaderEpoch()));
         } else if (wasLeader && transition == PartitionReplica.Transition.BECAME_FOLLOWER) {
@@ -437,6 +453,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         }
     }
 
+    /** Stops {@code p}; its waiting fetches are for the caller to wake (see applyDelta). */
     private void stop(Partition p, boolean deleteLog) {
         fetchers.removePartitions(List.of(p.tp));
         List<Runnable> after;
@@ -458,7 +475,6 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                 LOG.error("Could not delete the log of {}", p.tp, e);
             }
         }
-        purgatory.wake(p.tp);
     }
 
     /**
@@ -467,12 +483,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * acks=1 append becomes readable only now). Caller holds p.
      */
     private List<Runnable> updateHighWatermark(Partition p) {
+        return updateHighWatermark(p, true);
+    }
+
+    /** As above; without {@code wakeOnMove} the caller wakes the waiting fetches itself (a whole delta at once). */
+    private List<Runnable> updateHighWatermark(Partition p, boolean wakeOnMove) {
         if (!p.replica.isLeader()) {
             return List.of();
         }
         boolean moved = p.replica.updateHighWatermark();
         List<Runnable> after = p.completableAcks();
-        if (moved) {
+        if (moved && wakeOnMove) {
             if (after.isEmpty()) {
                 after = new ArrayList<>();
             }
