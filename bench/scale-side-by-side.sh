@@ -42,6 +42,10 @@ probe() { java -Xmx512m -cp "$bench_jar" dev.varve.bench.ScaleProbe "$@" 2>>"$wo
 now_ms() { date +%s%3N; }
 tool() { "$peer" tool "$@"; }
 cpu_ticks() { local t=0; for p in "$@"; do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo "$t"; }
+cpu_percent_30s() { # CPU of the given processes over the next 30 s, % of one core
+  local t0 t1; t0=$(cpu_ticks "$@"); sleep 30; t1=$(cpu_ticks "$@")
+  awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * d / hz / 30}'
+}
 rss_mb() { awk '/VmRSS/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
 heap_mb() { # used heap after a full GC, MB
   jcmd "$1" GC.run >/dev/null 2>&1 || true
@@ -65,13 +69,11 @@ cluster_steps() {
   mbps=$(sed -E 's/.*\(([0-9.]+) MB\/sec\).*/\1/' <<<"$out")
   errs=$(grep -c 'Exception' "$work/$name-produce.err" || true)
   sleep 10
-  local pids t0 t1 idle settled
+  local pids idle settled
   pids=$($pids_fn)
-  t0=$(cpu_ticks $pids); sleep 30; t1=$(cpu_ticks $pids)
-  idle=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * d / hz / 30}')
+  idle=$(cpu_percent_30s $pids)
   sleep 60 # settled: the JIT compilers and the collector done with the produce run
-  t0=$(cpu_ticks $pids); sleep 30; t1=$(cpu_ticks $pids)
-  settled=$(awk -v d=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", 100 * d / hz / 30}')
+  settled=$(cpu_percent_30s $pids)
   # the victim is a broker that is not the active controller, in both systems: a controller's death
   # adds an election and, in both, fresh broker sessions at the new controller
   local since away back controller victim=2
