@@ -73,7 +73,8 @@ public final class Broker implements AutoCloseable {
     private final ExecutorService requestThreads;
     private final KafkaServer server;
     private final BrokerContext context;
-    private final WheelTimer groupTimer;
+    /** The broker's one timer wheel: group timeouts, controller retries, acks=all timeouts, ISR checks. */
+    private final WheelTimer timer;
     /** Applies the outcome of __consumer_offsets writes that complete after their request (see GroupCoordinator#write). */
     private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
@@ -122,13 +123,13 @@ public final class Broker implements AutoCloseable {
         // Groups: replay __consumer_offsets before the first request can reach the coordinator.
         GroupConfig groupConfig = config.groupConfig();
         OffsetsTopic offsetsTopic = new OffsetsTopic(context, groupConfig);
-        this.groupTimer = new WheelTimer("group-coordinator-timer");
+        this.timer = new WheelTimer("broker-timer");
         this.groupCallbacks = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "group-coordinator-writes");
             t.setDaemon(true);
             return t;
         });
-        GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, groupTimer, offsetsTopic,
+        GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, timer, offsetsTopic,
                 groupCallbacks);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
         CoordinatorPartitions coordinatorPartitions = null;
@@ -214,9 +215,10 @@ public final class Broker implements AutoCloseable {
         if (clustered) {
             try {
                 this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised,
-                        List.of(coordinatorPartitions));
+                        List.of(coordinatorPartitions), timer);
             } catch (IOException | RuntimeException e) {
                 server.close();
+                timer.close();
                 logManager.close();
                 throw e;
             }
@@ -336,7 +338,7 @@ public final class Broker implements AutoCloseable {
             cluster.close();
             coordinatorPartitions.close();
         }
-        groupTimer.close();
+        timer.close();
         groupCallbacks.shutdown();
         purgatory.close();
         logManager.close();

@@ -13,13 +13,21 @@ import java.util.concurrent.ConcurrentSkipListMap;
  */
 public final class LogSegments {
     private final ConcurrentSkipListMap<Long, LogSegment> segments = new ConcurrentSkipListMap<>();
+    /**
+     * The last segment, kept beside the map: every fetch asks for it (an empty read answers with a slice
+     * of it), and a skip list's last entry is a walk down its index levels, cache misses on an idle broker
+     * that answers follower fetches for thousands of partitions.
+     */
+    private volatile LogSegment active;
 
-    public void add(LogSegment segment) {
+    public synchronized void add(LogSegment segment) {
         segments.put(segment.baseOffset(), segment);
+        active = last();
     }
 
-    public void remove(long baseOffset) {
+    public synchronized void remove(long baseOffset) {
         segments.remove(baseOffset);
+        active = last();
     }
 
     public boolean isEmpty() {
@@ -31,6 +39,10 @@ public final class LogSegments {
     }
 
     public LogSegment active() {
+        return active;
+    }
+
+    private LogSegment last() {
         Map.Entry<Long, LogSegment> e = segments.lastEntry();
         return e == null ? null : e.getValue();
     }

@@ -946,6 +946,9 @@ public final class PartitionLog implements AutoCloseable {
 
     /** Fsyncs if the last fsync is older than {@code flush.ms}. */
     public void flushIfDue() {
+        if (logEnd.offset() <= recoveryPoint) {
+            return; // nothing unflushed: the periodic check of thousands of idle logs takes no lock
+        }
         synchronized (lock) {
             if (!closed && offline == null && logEnd.offset() > recoveryPoint && time.milliseconds() - lastFlushMs >= config.flushMs()) {
                 flushLocked(logEnd.offset());

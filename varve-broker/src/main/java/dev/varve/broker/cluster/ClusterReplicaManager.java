@@ -2,6 +2,7 @@ package dev.varve.broker.cluster;
 
 import dev.varve.broker.FetchPurgatory;
 import dev.varve.broker.ReplicaManager;
+import dev.varve.broker.WheelTimer;
 import dev.varve.broker.replication.AckStatus;
 import dev.varve.broker.replication.EpochFencing;
 import dev.varve.broker.replication.IsrChangeProposal;
@@ -17,7 +18,6 @@ import dev.varve.storage.LeaderEpochCache;
 import dev.varve.storage.LogAppendInfo;
 import dev.varve.storage.LogManager;
 import dev.varve.storage.PartitionLog;
-import io.netty.util.HashedWheelTimer;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.NotEnoughReplicasException;
@@ -70,11 +70,8 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     private final ToIntFunction<String> minInsyncReplicas;
     private final AlterPartitionBatcher isrChanges;
     private final Map<TopicPartition, Partition> partitions = new ConcurrentHashMap<>();
-    private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
-        Thread t = new Thread(r, "replica-manager-timer");
-        t.setDaemon(true);
-        return t;
-    }, 50, TimeUnit.MILLISECONDS); // ack timeouts and ISR checks need no finer ticks; each tick wakes the thread
+    /** The broker's timer: acks=all timeouts, ISR checks, AlterPartition retries; the broker closes it. */
+    private final WheelTimer timer;
     private volatile MetadataImage image = MetadataImage.EMPTY;
     private volatile FollowerIdentity followerIdentity = new FollowerIdentity(true);
     private final List<LeadershipListener> leadershipListeners = new java.util.concurrent.CopyOnWriteArrayList<>();
@@ -100,8 +97,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      */
     public ClusterReplicaManager(int localId, LongSupplier brokerEpoch, LogManager logManager, FetchPurgatory purgatory,
                                  ReplicaFetcherManager fetchers, ControllerChannel controller, Time time,
-                                 long replicaLagTimeMaxMs, String listenerName, ToIntFunction<String> minInsyncReplicas) {
+                                 long replicaLagTimeMaxMs, String listenerName, ToIntFunction<String> minInsyncReplicas,
+                                 WheelTimer timer) {
         this.localId = localId;
+        this.timer = timer;
         this.brokerEpoch = brokerEpoch;
         this.logManager = logManager;
         this.purgatory = purgatory;
@@ -113,7 +112,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         this.minInsyncReplicas = minInsyncReplicas;
         this.isrChanges = new AlterPartitionBatcher(localId, brokerEpoch, controller);
         long interval = Math.max(50, replicaLagTimeMaxMs / 2);
-        timer.newTimeout(t -> shrinkIsrs(interval), interval, TimeUnit.MILLISECONDS);
+        timer.schedule(interval, () -> shrinkIsrs(interval));
     }
 
     // ---------------------------------------------------------------- metadata
@@ -594,7 +593,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             }
             p.pendingAcks.add(ack);
         }
-        timer.newTimeout(t -> {
+        timer.schedule(Math.max(1, timeoutMs), () -> {
             boolean removed;
             synchronized (p) {
                 removed = p.pendingAcks.remove(ack);
@@ -602,7 +601,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             if (removed) {
                 ack.future.complete(Errors.REQUEST_TIMED_OUT);
             }
-        }, Math.max(1, timeoutMs), TimeUnit.MILLISECONDS);
+        });
         return ack.future;
     }
 
@@ -723,8 +722,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             LOG.error("ISR shrink check failed", e);
         } finally {
             if (!closed) {
-                timer.newTimeout(t -> shrinkIsrs(interval), interval, TimeUnit.MILLISECONDS);
+                scheduleQuietly(interval, () -> shrinkIsrs(interval));
             }
+        }
+    }
+
+    /** Schedules follow-up work unless the broker is shutting down (its timer closed). */
+    private void scheduleQuietly(long delayMs, Runnable task) {
+        try {
+            timer.schedule(delayMs, task);
+        } catch (IllegalStateException closing) {
+            LOG.debug("not scheduled: the broker's timer is closed");
         }
     }
 
@@ -745,7 +753,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         after.forEach(Runnable::run);
         purgatory.wake(p.tp);
         if (outcome == PartitionReplica.IsrAnswer.RETRY && !closed) {
-            timer.newTimeout(t -> resendIsrChange(p, proposal), 500, TimeUnit.MILLISECONDS);
+            scheduleQuietly(500, () -> resendIsrChange(p, proposal));
         }
     }
 
@@ -803,7 +811,6 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     public void close() {
         closed = true;
         fetchers.close();
-        timer.stop();
         for (Partition p : partitions.values()) {
             List<Runnable> after;
             synchronized (p) {

@@ -3,6 +3,7 @@ package dev.varve.broker.cluster;
 import dev.varve.broker.BrokerConfig;
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicRegistry;
+import dev.varve.broker.WheelTimer;
 import dev.varve.metadata.ControllerConfig;
 import dev.varve.metadata.ControllerLogic;
 import dev.varve.metadata.MetadataImage;
@@ -84,7 +85,8 @@ public final class ClusterServices implements AutoCloseable {
      */
     public ClusterServices(BrokerConfig config, String clusterId, BrokerContext context, LogManager logManager,
                            List<BrokerConfig.Endpoint> advertised,
-                           List<ClusterReplicaManager.LeadershipListener> leadershipListeners) throws IOException {
+                           List<ClusterReplicaManager.LeadershipListener> leadershipListeners, WheelTimer timer)
+            throws IOException {
         this.config = config;
         this.publisher = new MetadataPublisher("varve-metadata-publisher-" + config.nodeId());
         this.replicaPublisher = new MetadataPublisher("varve-replica-publisher-" + config.nodeId());
@@ -105,7 +107,7 @@ public final class ClusterServices implements AutoCloseable {
         // 1. the topic registry (and log configs) follow the image
         publisher.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), 30_000);
+        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), 30_000, timer);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());
         logManager.addStorageFailureListener(lifecycle::onStorageFailure);
@@ -116,7 +118,7 @@ public final class ClusterServices implements AutoCloseable {
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
                 context.replicaManager().purgatory(), fetchers, channel, Time.SYSTEM,
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
-                topic -> minInsyncReplicas(topics, topic));
+                topic -> minInsyncReplicas(topics, topic), timer);
         leadershipListeners.forEach(replicas::addLeadershipListener);
         replicas.setFollowerIdentity(new FollowerIdentity(config.replicaFetchVerifySource()));
         ReplicationQuotas quotas = new ReplicationQuotas(config.nodeId(), Time.SYSTEM);

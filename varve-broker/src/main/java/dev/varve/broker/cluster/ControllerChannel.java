@@ -1,11 +1,11 @@
 package dev.varve.broker.cluster;
 
+import dev.varve.broker.WheelTimer;
 import dev.varve.metadata.ControllerEnvelope;
 import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.quorum.ControllerClient;
 import dev.varve.metadata.quorum.ControllerReply;
 import dev.varve.metadata.quorum.MetadataLoader;
-import io.netty.util.HashedWheelTimer;
 import org.apache.kafka.common.errors.ApiException;
 import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -31,11 +31,8 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
 
     private final ControllerClient client;
     private final long timeoutMs;
-    private final HashedWheelTimer timer = new HashedWheelTimer(r -> {
-        Thread t = new Thread(r, "controller-channel-timer");
-        t.setDaemon(true);
-        return t;
-    }, 50, TimeUnit.MILLISECONDS); // retry backoffs of 100 ms; each tick wakes the thread
+    /** The broker's timer (retry back-offs, metadata waits); the broker closes it. */
+    private final WheelTimer timer;
     private final CopyOnWriteArrayList<OffsetWaiter> waiters = new CopyOnWriteArrayList<>();
 
     private record OffsetWaiter(long offset, CompletableFuture<Void> future) {
@@ -45,9 +42,10 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
      * The channel must be given every image this broker has fully applied ({@link #onImage}); until the
      * first one, {@link #awaitMetadata} waits.
      */
-    public ControllerChannel(ControllerClient client, long timeoutMs) {
+    public ControllerChannel(ControllerClient client, long timeoutMs, WheelTimer timer) {
         this.client = client;
         this.timeoutMs = timeoutMs;
+        this.timer = timer;
     }
 
     /** The offset of the newest image this broker has fully applied. */
@@ -120,7 +118,7 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
                 return;
             }
             try {
-                timer.newTimeout(t -> attemptRaw(command, result, deadline), RETRY_BACKOFF_MS, TimeUnit.MILLISECONDS);
+                timer.schedule(RETRY_BACKOFF_MS, () -> attemptRaw(command, result, deadline));
             } catch (IllegalStateException stopped) {
                 result.completeExceptionally(new TimeoutException("broker is shutting down"));
             }
@@ -140,10 +138,11 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
             waiters.remove(w);
             f.complete(null);
         }
-        timer.newTimeout(t -> {
+        Runnable cancel = timer.schedule(timeoutMs, () -> {
             waiters.remove(w);
             f.completeExceptionally(new TimeoutException("metadata offset " + offset + " not reached"));
-        }, timeoutMs, TimeUnit.MILLISECONDS);
+        });
+        f.whenComplete((v, e) -> cancel.run());
         return f;
     }
 
@@ -165,7 +164,6 @@ public final class ControllerChannel implements MetadataLoader.ImageListener, Au
 
     @Override
     public void close() {
-        timer.stop();
         client.close();
     }
 }

@@ -301,8 +301,8 @@ final class ReplicaFetcherThread extends Thread {
                 resolveOutOfRange(s);
             }
         }
-        Map<TopicPartition, Sent> sent = new LinkedHashMap<>();
-        FetchRequest.Builder request = buildFetch(sent);
+        Map<TopicPartition, Sent> sent = new LinkedHashMap<>(capacityFor(due.size()));
+        FetchRequest.Builder request = buildFetch(sent, due.size());
         if (sent.isEmpty()) {
             return;
         }
@@ -345,8 +345,13 @@ final class ReplicaFetcherThread extends Thread {
 
     // ---------------------------------------------------------------- fetch
 
-    private FetchRequest.Builder buildFetch(Map<TopicPartition, Sent> sent) {
-        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
+    /** A hash map's initial capacity for n entries without rehashing (an idle fetch lists every partition). */
+    private static int capacityFor(int n) {
+        return (int) (n / 0.75f) + 1;
+    }
+
+    private FetchRequest.Builder buildFetch(Map<TopicPartition, Sent> sent, int expected) {
+        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>(capacityFor(expected));
         boolean allHaveIds = true;
         long now = time.milliseconds();
         lock.lock();

@@ -104,6 +104,11 @@ public final class LeaderState {
     private int partitionEpoch;
     private List<Integer> replicas;
     private Set<Integer> committedIsr;
+    /**
+     * committedIsr's ids in an array: every follower fetch asks whether its replica is in the ISR, and on a
+     * broker following thousands of partitions the set's boxed nodes cost a cache miss each.
+     */
+    private int[] committedIsrIds;
     /** The AlterPartition in flight, or null. */
     private IsrChangeProposal inFlight;
     /** committedIsr, plus a replica joining through {@link #inFlight}. */
@@ -128,6 +133,7 @@ public final class LeaderState {
         this.replicaLagTimeMaxMs = replicaLagTimeMaxMs;
         this.replicas = state.replicas();
         this.committedIsr = state.isr();
+        this.committedIsrIds = ids(committedIsr);
         this.maximalIsr = committedIsr;
     }
 
@@ -247,7 +253,7 @@ public final class LeaderState {
      * HW already waits for the joining replica (maximal ISR).
      */
     public Optional<IsrChangeProposal> isrExpandProposal(int replicaId) {
-        if (inFlight != null || committedIsr.contains(replicaId) || ineligibleReplicas.contains(replicaId)) {
+        if (inFlight != null || inCommittedIsr(replicaId) || ineligibleReplicas.contains(replicaId)) {
             return Optional.empty();
         }
         FollowerState follower = followers.get(replicaId);
@@ -550,6 +556,7 @@ public final class LeaderState {
         partitionEpoch = state.partitionEpoch();
         replicas = state.replicas();
         committedIsr = state.isr();
+        committedIsrIds = ids(committedIsr);
         maximalIsr = committedIsr;
         inFlight = null;
         followers.keySet().retainAll(replicas);
@@ -566,6 +573,19 @@ public final class LeaderState {
     }
 
     /** What the leader knows about one follower in this leader epoch. Mutable; owned by its LeaderState. */
+    private boolean inCommittedIsr(int replicaId) {
+        for (int id : committedIsrIds) {
+            if (id == replicaId) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static int[] ids(Set<Integer> replicas) {
+        return replicas.stream().mapToInt(Integer::intValue).toArray();
+    }
+
     private static final class FollowerState {
         long logEndOffset = UNKNOWN_OFFSET;
         long lastFetchLeaderEndOffset = UNKNOWN_OFFSET;

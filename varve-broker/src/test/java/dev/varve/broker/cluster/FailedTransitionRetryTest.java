@@ -1,6 +1,7 @@
 package dev.varve.broker.cluster;
 
 import dev.varve.broker.FetchPurgatory;
+import dev.varve.broker.WheelTimer;
 import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.MetadataRecord;
 import dev.varve.storage.ExecutorScheduler;
@@ -36,6 +37,7 @@ class FailedTransitionRetryTest {
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(1, () -> 10L,
                 new ReplicaFetcherConfig(1 << 20, 10 << 20, 500, 1, 100, 5_000, 1), Time.SYSTEM);
         AtomicInteger minIsrCalls = new AtomicInteger();
+        WheelTimer timer = new WheelTimer("retry-test-timer");
         // the first transition fails (a bug, say, in reading the topic's config); later ones work
         ClusterReplicaManager replicas = new ClusterReplicaManager(1, () -> 10L, logs, new FetchPurgatory(), fetchers, null,
                 Time.SYSTEM, 10_000, "REPLICATION", topic -> {
@@ -43,7 +45,7 @@ class FailedTransitionRetryTest {
                         throw new IllegalStateException("injected: config not readable yet");
                     }
                     return 1;
-                });
+                }, timer);
         try {
             logs.startup();
             MetadataImage image = MetadataImage.EMPTY.apply(0, List.of(
@@ -62,6 +64,7 @@ class FailedTransitionRetryTest {
             assertThat(minIsrCalls.get()).isGreaterThanOrEqualTo(2);
         } finally {
             replicas.close();
+            timer.close();
             logs.close();
             scheduler.close();
         }
