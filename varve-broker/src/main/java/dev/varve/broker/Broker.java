@@ -1,5 +1,7 @@
 package dev.varve.broker;
 
+import dev.varve.broker.api.AddOffsetsToTxnHandler;
+import dev.varve.broker.api.AddPartitionsToTxnHandler;
 import dev.varve.broker.api.AlterConfigsHandler;
 import dev.varve.broker.api.ApiHandler;
 import dev.varve.broker.api.ApiVersionsHandler;
@@ -12,6 +14,8 @@ import dev.varve.broker.api.DescribeClusterHandler;
 import dev.varve.broker.api.DescribeConfigsHandler;
 import dev.varve.broker.api.DescribeGroupsHandler;
 import dev.varve.broker.api.DescribeLogDirsHandler;
+import dev.varve.broker.api.EndTxnHandler;
+import dev.varve.broker.api.WriteTxnMarkersHandler;
 import dev.varve.broker.api.FetchHandler;
 import dev.varve.broker.api.FindCoordinatorHandler;
 import dev.varve.broker.api.HeartbeatHandler;
@@ -31,6 +35,7 @@ import dev.varve.broker.api.SyncGroupHandler;
 import dev.varve.broker.group.GroupConfig;
 import dev.varve.broker.group.GroupCoordinator;
 import dev.varve.broker.group.GroupOffsets;
+import dev.varve.broker.txn.TransactionCoordinator;
 import dev.varve.broker.network.KafkaServer;
 import dev.varve.broker.network.RequestDispatcher;
 import dev.varve.storage.ExecutorScheduler;
@@ -75,6 +80,11 @@ public final class Broker implements AutoCloseable {
     private final BrokerContext context;
     /** The broker's one timer wheel: group timeouts, controller retries, acks=all timeouts, ISR checks. */
     private final WheelTimer timer;
+    /** The transaction coordinator's partitions and marker writes. */
+    private final TransactionPartitions transactionPartitions;
+    private final TxnMarkerWriter markerWriter;
+    /** Cluster mode: markers to partitions other brokers lead. */
+    private final dev.varve.broker.cluster.TxnMarkerChannel markerChannel;
     /** Applies the outcome of __consumer_offsets writes that complete after their request (see GroupCoordinator#write). */
     private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
@@ -144,13 +154,29 @@ public final class Broker implements AutoCloseable {
         scheduler.schedulePeriodic("offsets-retention", groupOffsets::expireOffsets,
                 groupConfig.offsetsRetentionCheckIntervalMs(), groupConfig.offsetsRetentionCheckIntervalMs());
 
+        // Transactions: the coordinator serves the __transaction_state partitions this broker leads (a single
+        // node leads them all); markers go to partitions led here directly, to others as WriteTxnMarkers.
+        TransactionLog transactionLog = new TransactionLog(context);
+        this.markerWriter = new TxnMarkerWriter(replicaManager, timer);
+        TransactionCoordinator transactions = new TransactionCoordinator(new TransactionCoordinator.Config(
+                config.intValue(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS),
+                config.intValue(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS)),
+                transactionLog, markerWriter, () -> context.producerIds().nextProducerId(), Time.SYSTEM);
+        this.transactionPartitions = new TransactionPartitions(transactionLog, transactions, timer);
+        if (!clustered) {
+            transactionPartitions.loadAll();
+        }
+        transactionPartitions.startPeriodicWork(
+                config.intValue(BrokerConfig.TRANSACTION_ABORT_TIMED_OUT_CLEANUP_INTERVAL_MS),
+                config.intValue(BrokerConfig.TRANSACTION_REMOVE_EXPIRED_CLEANUP_INTERVAL_MS));
+
         List<ApiHandler> handlers = new ArrayList<>(List.of(
                 new MetadataHandler(context),
                 new ProduceHandler(context),
                 new FetchHandler(context),
                 new ListOffsetsHandler(context),
                 new CreateTopicsHandler(context),
-                new InitProducerIdHandler(context),
+                new InitProducerIdHandler(context, transactions),
                 new DeleteTopicsHandler(context),
                 new CreatePartitionsHandler(context),
                 new DeleteRecordsHandler(context),
@@ -159,7 +185,7 @@ public final class Broker implements AutoCloseable {
                 new IncrementalAlterConfigsHandler(context),
                 new DescribeClusterHandler(context),
                 new DescribeLogDirsHandler(context),
-                new FindCoordinatorHandler(context, offsetsTopic),
+                new FindCoordinatorHandler(context, offsetsTopic, transactionLog),
                 new JoinGroupHandler(coordinator),
                 new SyncGroupHandler(coordinator),
                 new HeartbeatHandler(coordinator),
@@ -171,6 +197,10 @@ public final class Broker implements AutoCloseable {
                 new DeleteGroupsHandler(groupOffsets),
                 new OffsetDeleteHandler(context, groupOffsets),
                 new OffsetForLeaderEpochHandler(context)));
+        handlers.add(new AddPartitionsToTxnHandler(context, transactions));
+        handlers.add(new AddOffsetsToTxnHandler(transactions, offsetsTopic));
+        handlers.add(new EndTxnHandler(transactions));
+        handlers.add(new WriteTxnMarkersHandler(markerWriter));
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
@@ -215,7 +245,7 @@ public final class Broker implements AutoCloseable {
         if (clustered) {
             try {
                 this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised,
-                        List.of(coordinatorPartitions), timer);
+                        List.of(coordinatorPartitions, transactionPartitions), timer);
             } catch (IOException | RuntimeException e) {
                 server.close();
                 timer.close();
@@ -224,13 +254,20 @@ public final class Broker implements AutoCloseable {
             }
             context.setCluster(cluster);
             channel[0] = cluster.channel();
+            this.markerChannel = new dev.varve.broker.cluster.TxnMarkerChannel(config.nodeId(), replicaManager.cluster(),
+                    config.clientListeners().get(0).listenerName(), MARKER_REQUEST_TIMEOUT_MS, Time.SYSTEM);
+            markerWriter.setChannel(markerChannel);
             if (servesOnlyWhenCaughtUp) {
                 cluster.lifecycle().caughtUp().thenRun(() -> dispatcher[0].setAccepting(true));
             }
         } else {
             this.cluster = null;
+            this.markerChannel = null;
         }
     }
+
+    /** Kafka's {@code request.timeout.ms} for the coordinator's WriteTxnMarkers requests. */
+    private static final int MARKER_REQUEST_TIMEOUT_MS = 30_000;
 
     private static final java.util.Set<org.apache.kafka.common.protocol.ApiKeys> FORWARDED = java.util.EnumSet.of(
             org.apache.kafka.common.protocol.ApiKeys.CREATE_TOPICS, org.apache.kafka.common.protocol.ApiKeys.DELETE_TOPICS,
@@ -337,6 +374,11 @@ public final class Broker implements AutoCloseable {
         if (cluster != null) {
             cluster.close();
             coordinatorPartitions.close();
+        }
+        transactionPartitions.close();
+        markerWriter.close();
+        if (markerChannel != null) {
+            markerChannel.close();
         }
         timer.close();
         groupCallbacks.shutdown();

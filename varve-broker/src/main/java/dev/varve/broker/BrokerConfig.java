@@ -74,6 +74,16 @@ public final class BrokerConfig {
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
     public static final String OFFSETS_TOPIC_SEGMENT_BYTES = "offsets.topic.segment.bytes";
     public static final String OFFSETS_TOPIC_REPLICATION_FACTOR = "offsets.topic.replication.factor";
+    public static final String TRANSACTION_STATE_LOG_NUM_PARTITIONS = "transaction.state.log.num.partitions";
+    public static final String TRANSACTION_STATE_LOG_REPLICATION_FACTOR = "transaction.state.log.replication.factor";
+    public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
+    public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
+    public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
+    public static final String TRANSACTION_ABORT_TIMED_OUT_CLEANUP_INTERVAL_MS =
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms";
+    public static final String TRANSACTION_REMOVE_EXPIRED_CLEANUP_INTERVAL_MS =
+            "transaction.remove.expired.transaction.cleanup.interval.ms";
     public static final String OFFSETS_RETENTION_MINUTES = "offsets.retention.minutes";
     public static final String OFFSETS_RETENTION_CHECK_INTERVAL_MS = "offsets.retention.check.interval.ms";
     public static final String OFFSET_METADATA_MAX_BYTES = "offset.metadata.max.bytes";
@@ -174,6 +184,14 @@ public final class BrokerConfig {
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
             .define(OFFSETS_TOPIC_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), LOW, "Segment size of __consumer_offsets.")
             .define(OFFSETS_TOPIC_REPLICATION_FACTOR, INT, 3, atLeast(1), HIGH, "Replication factor of __consumer_offsets (capped at the brokers present).")
+            .define(TRANSACTION_STATE_LOG_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __transaction_state (fixed once it exists).")
+            .define(TRANSACTION_STATE_LOG_REPLICATION_FACTOR, INT, 3, atLeast(1), HIGH, "Replication factor of __transaction_state (capped at the brokers present).")
+            .define(TRANSACTION_STATE_LOG_MIN_ISR, INT, 2, atLeast(1), HIGH, "min.insync.replicas of __transaction_state.")
+            .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Segment size of __transaction_state.")
+            .define(TRANSACTION_MAX_TIMEOUT_MS, INT, 900_000, atLeast(1), HIGH, "Largest transaction.timeout.ms a producer may ask for (larger: INVALID_TRANSACTION_TIMEOUT).")
+            .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, 604_800_000, atLeast(1), HIGH, "A transactional id with no transaction for this long is removed.")
+            .define(TRANSACTION_ABORT_TIMED_OUT_CLEANUP_INTERVAL_MS, INT, 10_000, atLeast(1), LOW, "How often transactions past their timeout are aborted.")
+            .define(TRANSACTION_REMOVE_EXPIRED_CLEANUP_INTERVAL_MS, INT, 3_600_000, atLeast(1), LOW, "How often expired transactional ids are removed.")
             .define(OFFSETS_RETENTION_MINUTES, INT, 7 * 24 * 60, atLeast(1), HIGH, "Keep an empty group's committed offsets this long.")
             .define(OFFSETS_RETENTION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), HIGH, "How often expired offsets are removed.")
             .define(OFFSET_METADATA_MAX_BYTES, INT, 4096, atLeast(0), LOW, "Largest metadata string of a committed offset.")

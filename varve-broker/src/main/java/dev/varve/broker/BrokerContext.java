@@ -93,10 +93,17 @@ public final class BrokerContext {
 
     /**
      * Creates an internal topic, replicated as widely as {@code offsets.topic.replication.factor}
-     * allows; completes once this broker's metadata has it (exceptionally when the controller refused
+     * and the brokers present allow; completes once this broker's metadata has it (exceptionally when the controller refused
      * or did not answer). Never waits on the calling thread: in a cluster the controller decides.
      */
     public java.util.concurrent.CompletableFuture<Void> createTopicAsync(String name, int partitions,
+                                                                         Map<String, String> configs) {
+        return createTopicAsync(name, partitions, (short) config.intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR),
+                configs);
+    }
+
+    /** {@link #createTopicAsync(String, int, Map)} with {@code replicationFactor} (capped at the brokers present). */
+    public java.util.concurrent.CompletableFuture<Void> createTopicAsync(String name, int partitions, short replicationFactor,
                                                                          Map<String, String> configs) {
         dev.varve.broker.cluster.ClusterServices c = cluster;
         if (c == null) {
@@ -110,7 +117,7 @@ public final class BrokerContext {
             return java.util.concurrent.CompletableFuture.completedFuture(null);
         }
         int alive = (int) replicaManager.cluster().image().brokers().values().stream().filter(b -> !b.fenced()).count();
-        short rf = (short) Math.max(1, Math.min(config.intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), alive));
+        short rf = (short) Math.max(1, Math.min(replicationFactor, alive));
         return c.createTopic(name, partitions, rf, configs);
     }
 

@@ -95,6 +95,26 @@ public final class ReplicaManager {
         return java.util.concurrent.CompletableFuture.completedFuture(org.apache.kafka.common.protocol.Errors.NONE);
     }
 
+    /**
+     * Writes a transaction marker as the leader of {@code tp} (WriteTxnMarkers), as an acks=all append;
+     * wait for it with {@link #awaitAck}.
+     *
+     * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException a newer coordinator wrote the producer's last marker
+     * @throws org.apache.kafka.common.errors.InvalidProducerEpochException        the producer epoch is older than the partition's
+     */
+    public LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch,
+                                             boolean commit) {
+        dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
+        if (c != null) {
+            return c.appendMarkerAsLeader(tp, producerId, producerEpoch, coordinatorEpoch, commit);
+        }
+        PartitionLog log = log(tp);
+        LogAppendInfo info = log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, LEADER_EPOCH);
+        log.maybeIncrementHighWatermark(info.lastOffset() + 1);
+        purgatory.wake(tp);
+        return new LeaderAppend(info, LEADER_EPOCH);
+    }
+
     public LogAppendInfo appendAsLeader(TopicPartition tp, MemoryRecords records) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {

@@ -371,15 +371,17 @@ class BadInputTest {
     }
 
     @Test
-    void aTransactionalProduceIsRefusedPerPartitionEvenWhenItsRecordsAreNull() throws IOException {
-        // before: the handler failed the whole request and building Kafka's error response threw a
+    void aTransactionalProduceWithNullRecordsIsRefusedPerPartition() throws IOException {
+        // once: the handler failed the whole request and building Kafka's error response threw a
         // NullPointerException on the null records, which closed the connection
         try (Socket s = connect()) {
             ByteBuffer resp = roundTrip(s, produceFrame("tx", (short) 1, null, 4));
             ResponseHeader.parse(resp, ApiKeys.PRODUCE.responseHeaderVersion((short) 11));
             ProduceResponseData data = new ProduceResponseData(new ByteBufferAccessor(resp), (short) 11);
             assertThat(Errors.forCode(data.responses().iterator().next().partitionResponses().get(0).errorCode()))
-                    .isEqualTo(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+                    .as("Kafka's answer to records missing: InvalidRecordException").isEqualTo(Errors.CORRUPT_MESSAGE);
+            assertThat(broker.context().replicaManager().log(new org.apache.kafka.common.TopicPartition("t", 0)).logEndOffset())
+                    .isZero();
             // the connection is still usable
             RequestHeader h = new RequestHeader(ApiKeys.API_VERSIONS, (short) 3, "probe", 5);
             assertThat(roundTrip(s, frame(h, new ApiVersionsRequestData().setClientSoftwareName("t")

@@ -2,6 +2,7 @@ package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.OffsetsTopic;
+import dev.varve.broker.TransactionLog;
 import org.apache.kafka.common.message.FindCoordinatorRequestData;
 import org.apache.kafka.common.message.FindCoordinatorResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -15,19 +16,21 @@ import org.apache.kafka.common.requests.RequestContext;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * FindCoordinator: this broker coordinates every group (it leads every partition of
- * {@code __consumer_offsets}, which the first group lookup creates). Transaction coordinators do not
- * exist yet: such keys get TRANSACTIONAL_ID_AUTHORIZATION_FAILED, the error a transactional producer
- * also gets from InitProducerId, so it fails at once instead of retrying. v4+ batches several keys.
+ * FindCoordinator: a group's coordinator is the leader of its {@code __consumer_offsets} partition, a
+ * transactional id's the leader of its {@code __transaction_state} partition (a single node leads
+ * them all); the first lookup creates the topic (COORDINATOR_NOT_AVAILABLE until it exists: the
+ * client asks again). v4+ batches several keys.
  */
 public final class FindCoordinatorHandler extends AllVersionsHandler {
     private final BrokerContext broker;
     private final OffsetsTopic offsetsTopic;
+    private final TransactionLog transactionLog;
 
-    public FindCoordinatorHandler(BrokerContext broker, OffsetsTopic offsetsTopic) {
+    public FindCoordinatorHandler(BrokerContext broker, OffsetsTopic offsetsTopic, TransactionLog transactionLog) {
         super(ApiKeys.FIND_COORDINATOR);
         this.broker = broker;
         this.offsetsTopic = offsetsTopic;
+        this.transactionLog = transactionLog;
     }
 
     @Override
@@ -52,14 +55,15 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
     private FindCoordinatorResponseData.Coordinator coordinator(RequestContext context, byte keyType, String key) {
         FindCoordinatorResponseData.Coordinator c = new FindCoordinatorResponseData.Coordinator()
                 .setKey(key).setNodeId(-1).setHost("").setPort(-1);
+        boolean transactional = keyType == 1;
         Errors error = switch (keyType) {
             case 0 -> Errors.NONE;
-            case 1 -> Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+            case 1 -> key == null || key.isEmpty() ? Errors.INVALID_REQUEST : Errors.NONE;
             default -> Errors.INVALID_REQUEST;
         };
         if (error == Errors.NONE) {
             try {
-                if (!offsetsTopic.ensureExists()) {
+                if (!(transactional ? transactionLog.ensureExists() : offsetsTopic.ensureExists())) {
                     error = Errors.COORDINATOR_NOT_AVAILABLE; // being created: the client asks again
                 }
             } catch (RuntimeException e) {
@@ -70,8 +74,8 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
         if (error == Errors.NONE && cluster != null) {
             // the coordinator is the leader of the group's __consumer_offsets partition
             var image = cluster.image();
-            var topic = image.topic(dev.varve.broker.OffsetsTopic.NAME);
-            int partition = offsetsTopic.partitionFor(key);
+            var topic = image.topic(transactional ? TransactionLog.NAME : OffsetsTopic.NAME);
+            int partition = transactional ? transactionLog.partitionFor(key) : offsetsTopic.partitionFor(key);
             var leader = topic.isEmpty() || partition >= topic.get().partitionCount() ? null
                     : image.broker(topic.get().partition(partition).leader()).orElse(null);
             var endpoint = leader == null || leader.fenced() ? java.util.Optional.<dev.varve.metadata.MetadataRecord.Endpoint>empty()

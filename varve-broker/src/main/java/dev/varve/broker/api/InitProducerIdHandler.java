@@ -1,6 +1,7 @@
 package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
+import dev.varve.broker.txn.TransactionCoordinator;
 import org.apache.kafka.common.message.InitProducerIdRequestData;
 import org.apache.kafka.common.message.InitProducerIdResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -17,14 +18,17 @@ import java.util.concurrent.CompletableFuture;
 /**
  * InitProducerId for idempotent producers: a new producer id (epoch 0), or — when a producer that
  * already has an id asks again after an error (KIP-360) — the same id with the next epoch, or a new
- * id once the epoch would overflow. Transactional ids are refused until transactions are supported.
+ * id once the epoch would overflow. With a transactional id, the transaction coordinator answers
+ * (a new id, or the next epoch of the id's producer, fencing an older instance).
  */
 public final class InitProducerIdHandler extends AllVersionsHandler {
     private final BrokerContext broker;
+    private final TransactionCoordinator transactions;
 
-    public InitProducerIdHandler(BrokerContext broker) {
+    public InitProducerIdHandler(BrokerContext broker, TransactionCoordinator transactions) {
         super(ApiKeys.INIT_PRODUCER_ID);
         this.broker = broker;
+        this.transactions = transactions;
     }
 
     @Override
@@ -32,9 +36,11 @@ public final class InitProducerIdHandler extends AllVersionsHandler {
         InitProducerIdRequestData data = ((InitProducerIdRequest) request).data();
         InitProducerIdResponseData response = new InitProducerIdResponseData();
         if (data.transactionalId() != null) {
-            response.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())
-                    .setProducerId(RecordBatch.NO_PRODUCER_ID).setProducerEpoch(RecordBatch.NO_PRODUCER_EPOCH);
-        } else if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
+            return transactions.initProducerId(data.transactionalId(), data.transactionTimeoutMs(), data.producerId(),
+                    data.producerEpoch()).thenApply(r -> new InitProducerIdResponse(response.setErrorCode(r.error().code())
+                    .setProducerId(r.producerId()).setProducerEpoch(r.producerEpoch())));
+        }
+        if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
             response.setProducerId(data.producerId()).setProducerEpoch((short) (data.producerEpoch() + 1));
         } else {
             try {

@@ -64,12 +64,7 @@ public final class ProduceHandler extends AllVersionsHandler {
                         .setBaseOffset(-1)
                         .setLogAppendTimeMs(-1)
                         .setLogStartOffset(-1);
-                if (req.transactionalId() != null) {
-                    // answered per partition, as Kafka's error response would be (that one cannot be built
-                    // for a partition whose records are null)
-                    pr.setErrorCode(Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED.code())
-                            .setErrorMessage("transactions are not supported by this broker yet");
-                } else if (!validAcks) {
+                if (!validAcks) {
                     pr.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
                 } else if (info.isEmpty()) {
                     pr.setErrorCode((topic.name() == null || topic.name().isEmpty()

@@ -548,6 +548,36 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /**
+     * Writes a transaction marker (WriteTxnMarkers) as the leader of {@code tp}, as an acks=all append:
+     * min.insync.replicas is checked first (NOT_ENOUGH_REPLICAS).
+     */
+    public ReplicaManager.LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch,
+                                                           int coordinatorEpoch, boolean commit) {
+        Partition p = leaderPartition(tp);
+        LogAppendInfo info;
+        int epoch;
+        List<Runnable> after;
+        synchronized (p) {
+            Errors refused = p.replica.checkAppend(true);
+            if (refused == Errors.NOT_LEADER_OR_FOLLOWER) {
+                throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp
+                        + " (the leader is " + p.replica.leaderId() + ")");
+            }
+            if (refused != Errors.NONE) {
+                throw new NotEnoughReplicasException("The ISR of " + tp + " is " + p.replica.leader().isr()
+                        + "; min.insync.replicas is " + p.replica.leader().minInsyncReplicas());
+            }
+            epoch = p.replica.leaderEpoch();
+            info = p.log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, epoch);
+            p.replica.onLeaderAppend(time.milliseconds());
+            after = updateHighWatermark(p);
+        }
+        after.forEach(Runnable::run);
+        purgatory.wake(tp);
+        return new ReplicaManager.LeaderAppend(info, epoch);
+    }
+
+    /**
      * Completes with NONE once the high watermark reaches {@code requiredOffset} with enough replicas,
      * NOT_ENOUGH_REPLICAS_AFTER_APPEND when it got there with too few, NOT_LEADER_OR_FOLLOWER when this
      * broker no longer leads in {@code leaderEpoch} (the epoch of the append: a later epoch's high

@@ -1,0 +1,66 @@
+package dev.varve.broker.api;
+
+import dev.varve.broker.TxnMarkerWriter;
+import dev.varve.broker.cluster.TxnMarkerChannel;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.requests.AbstractRequest;
+import org.apache.kafka.common.requests.AbstractResponse;
+import org.apache.kafka.common.requests.RequestContext;
+import org.apache.kafka.common.requests.WriteTxnMarkersRequest;
+import org.apache.kafka.common.requests.WriteTxnMarkersResponse;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * WriteTxnMarkers, from a transaction coordinator on another broker: appends each marker to the
+ * partition this broker leads, as an acks=all append, and answers per partition once its in-sync
+ * replicas have it (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS,
+ * TRANSACTION_COORDINATOR_FENCED, INVALID_PRODUCER_EPOCH... as Kafka answers; the coordinator retries
+ * what can be retried).
+ */
+public final class WriteTxnMarkersHandler extends AllVersionsHandler {
+    private final TxnMarkerWriter writer;
+
+    public WriteTxnMarkersHandler(TxnMarkerWriter writer) {
+        super(ApiKeys.WRITE_TXN_MARKERS);
+        this.writer = writer;
+    }
+
+    @Override
+    public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        WriteTxnMarkersRequestData data = ((WriteTxnMarkersRequest) request).data();
+        Map<Long, Map<TopicPartition, Errors>> errors = new HashMap<>();
+        List<CompletableFuture<?>> waits = new ArrayList<>();
+        for (WriteTxnMarkersRequestData.WritableTxnMarker marker : data.markers()) {
+            Map<TopicPartition, Errors> ofProducer = errors.computeIfAbsent(marker.producerId(), id -> new HashMap<>());
+            for (WriteTxnMarkersRequestData.WritableTxnMarkerTopic topic : marker.topics()) {
+                for (int partition : topic.partitionIndexes()) {
+                    TopicPartition tp = new TopicPartition(topic.name(), partition);
+                    waits.add(writer.writeLocal(new TxnMarkerChannel.Marker(marker.producerId(), marker.producerEpoch(),
+                                    marker.coordinatorEpoch(), marker.transactionResult(), tp))
+                            .thenAccept(error -> {
+                                synchronized (ofProducer) {
+                                    ofProducer.put(tp, error);
+                                }
+                            }));
+                }
+            }
+        }
+        return CompletableFuture.allOf(waits.toArray(new CompletableFuture[0])).thenApply(v -> {
+            Map<Long, Map<TopicPartition, Errors>> copy = new HashMap<>();
+            errors.forEach((id, m) -> {
+                synchronized (m) {
+                    copy.put(id, new HashMap<>(m));
+                }
+            });
+            return new WriteTxnMarkersResponse(copy);
+        });
+    }
+}
