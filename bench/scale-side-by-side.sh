@@ -37,6 +37,8 @@ cleanup() {
 trap cleanup EXIT
 [ -x "$peer" ] || { echo "no peer Kafka script at $peer (set KAFKA_PEER)" >&2; exit 2; }
 (cd "$root" && ./mvnw -q -B -Dmaven.test.skip=true -pl varve-cli,varve-bench -am package) >&2
+# the run measures this build: bin/varve must not rebuild when the tree is edited during the run
+export VARVE_NO_BUILD=1
 bench_jar="$root/varve-bench/target/benchmarks.jar"
 probe() { java -Xmx512m -cp "$bench_jar" dev.varve.bench.ScaleProbe "$@" 2>>"$work/log"; }
 now_ms() { date +%s%3N; }

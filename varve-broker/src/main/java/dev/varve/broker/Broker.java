@@ -14,6 +14,8 @@ import dev.varve.broker.api.DescribeClusterHandler;
 import dev.varve.broker.api.DescribeConfigsHandler;
 import dev.varve.broker.api.DescribeGroupsHandler;
 import dev.varve.broker.api.DescribeLogDirsHandler;
+import dev.varve.broker.api.DescribeProducersHandler;
+import dev.varve.broker.api.DescribeTransactionsHandler;
 import dev.varve.broker.api.EndTxnHandler;
 import dev.varve.broker.api.WriteTxnMarkersHandler;
 import dev.varve.broker.api.FetchHandler;
@@ -25,6 +27,7 @@ import dev.varve.broker.api.JoinGroupHandler;
 import dev.varve.broker.api.LeaveGroupHandler;
 import dev.varve.broker.api.ListGroupsHandler;
 import dev.varve.broker.api.ListOffsetsHandler;
+import dev.varve.broker.api.ListTransactionsHandler;
 import dev.varve.broker.api.MetadataHandler;
 import dev.varve.broker.api.OffsetCommitHandler;
 import dev.varve.broker.api.OffsetDeleteHandler;
@@ -200,7 +203,10 @@ public final class Broker implements AutoCloseable {
         handlers.add(new AddPartitionsToTxnHandler(context, transactions));
         handlers.add(new AddOffsetsToTxnHandler(transactions, offsetsTopic));
         handlers.add(new EndTxnHandler(transactions));
-        handlers.add(new WriteTxnMarkersHandler(markerWriter));
+        handlers.add(new WriteTxnMarkersHandler(context, markerWriter));
+        handlers.add(new DescribeTransactionsHandler(transactions));
+        handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
+        handlers.add(new DescribeProducersHandler(context));
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.

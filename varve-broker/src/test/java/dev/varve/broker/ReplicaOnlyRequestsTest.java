@@ -11,6 +11,8 @@ import org.apache.kafka.common.message.ListOffsetsRequestData;
 import org.apache.kafka.common.message.ListOffsetsResponseData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochRequestData;
 import org.apache.kafka.common.message.OffsetForLeaderEpochResponseData;
+import org.apache.kafka.common.message.WriteTxnMarkersRequestData;
+import org.apache.kafka.common.message.WriteTxnMarkersResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
 import org.apache.kafka.common.protocol.Errors;
@@ -108,7 +110,16 @@ class ReplicaOnlyRequestsTest {
     }
 
     private ByteBuffer exchange(byte[] frame, short responseHeaderVersion) throws IOException {
-        try (Socket s = new Socket(address.getAddress(), address.getPort())) {
+        return exchange(frame, responseHeaderVersion, null);
+    }
+
+    /** {@link #exchange} from the local address {@code from} (null: any). */
+    private ByteBuffer exchange(byte[] frame, short responseHeaderVersion, java.net.InetAddress from) throws IOException {
+        try (Socket s = new Socket()) {
+            if (from != null) {
+                s.bind(new InetSocketAddress(from, 0));
+            }
+            s.connect(address, 10_000);
             s.setSoTimeout(10_000);
             s.getOutputStream().write(frame);
             DataInputStream in = new DataInputStream(s.getInputStream());
@@ -236,12 +247,38 @@ class ReplicaOnlyRequestsTest {
     }
 
     @Test
+    void writeTxnMarkersFromAnAddressThatIsNoBrokersIsRefusedAndWritesNothing() throws IOException {
+        State before = state();
+        WriteTxnMarkersRequestData body = new WriteTxnMarkersRequestData();
+        body.markers().add(new WriteTxnMarkersRequestData.WritableTxnMarker().setProducerId(7).setProducerEpoch((short) 0)
+                .setTransactionResult(false).setCoordinatorEpoch(0).setTopics(List.of(
+                        new WriteTxnMarkersRequestData.WritableTxnMarkerTopic().setName("t").setPartitionIndexes(List.of(0)))));
+        // 127.0.0.2 is loopback but no interface's address: a process that is not this broker's host
+        java.net.InetAddress elsewhere = java.net.InetAddress.getByName("127.0.0.2");
+        for (short v : advertisedVersions(ApiKeys.WRITE_TXN_MARKERS)) {
+            RequestHeader header = new RequestHeader(ApiKeys.WRITE_TXN_MARKERS, v, "not-a-broker", 99);
+            ObjectSerializationCache cache = new ObjectSerializationCache();
+            int hs = header.data().size(cache, header.headerVersion());
+            int bs = body.size(cache, v);
+            ByteBuffer buf = ByteBuffer.allocate(4 + hs + bs).putInt(hs + bs);
+            header.data().write(new ByteBufferAccessor(buf), cache, header.headerVersion());
+            body.write(new ByteBufferAccessor(buf), cache, v);
+            ByteBuffer resp = exchange(buf.array(), ApiKeys.WRITE_TXN_MARKERS.responseHeaderVersion(v), elsewhere);
+            assertThat(resp).as("v%d answered", v).isNotNull();
+            WriteTxnMarkersResponseData r = new WriteTxnMarkersResponseData(new ByteBufferAccessor(resp), v);
+            assertThat(Errors.forCode(r.markers().get(0).topics().get(0).partitions().get(0).errorCode()))
+                    .as("v%d", v).isEqualTo(Errors.CLUSTER_AUTHORIZATION_FAILED);
+        }
+        assertThat(state()).usingRecursiveComparison().isEqualTo(before);
+    }
+
+    @Test
     void cve2018_1288_brokerAndControllerApisAreNotExposedToClients() throws IOException {
         State before = state();
         ApiVersionsResponseData.ApiVersionCollection advertised = broker.dispatcher().apiVersions();
         List<ApiKeys> brokerOnly = List.of(ApiKeys.ALTER_PARTITION, ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT,
                 ApiKeys.LEADER_AND_ISR, ApiKeys.STOP_REPLICA, ApiKeys.UPDATE_METADATA, ApiKeys.CONTROLLED_SHUTDOWN,
-                ApiKeys.WRITE_TXN_MARKERS, ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ENVELOPE, ApiKeys.UNREGISTER_BROKER,
+                ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ENVELOPE, ApiKeys.UNREGISTER_BROKER,
                 ApiKeys.VOTE, ApiKeys.BEGIN_QUORUM_EPOCH, ApiKeys.END_QUORUM_EPOCH, ApiKeys.FETCH_SNAPSHOT,
                 ApiKeys.ASSIGN_REPLICAS_TO_DIRS, ApiKeys.CONTROLLER_REGISTRATION);
         int sent = 0;

@@ -158,6 +158,52 @@ class TransactionalProducerTest {
     }
 
     @Test
+    void theAdminClientListsAndDescribesTransactionsAndTheProducersOfAPartition() throws Exception {
+        start(Map.of());
+        createTopic();
+        KafkaProducer<String, String> producer = producer("pay-app", 45_000);
+        producer.initTransactions();
+        producer.beginTransaction();
+        send(producer, "a", 2); // partitions 0 and 1
+        producer.flush();
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()))) {
+            List<org.apache.kafka.clients.admin.TransactionListing> listed = new ArrayList<>(admin.listTransactions().all().get());
+            assertThat(listed).singleElement().satisfies(l -> {
+                assertThat(l.transactionalId()).isEqualTo("pay-app");
+                assertThat(l.state()).isEqualTo(org.apache.kafka.clients.admin.TransactionState.ONGOING);
+            });
+            assertThat(admin.listTransactions(new org.apache.kafka.clients.admin.ListTransactionsOptions()
+                    .filterStates(List.of(org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT))).all().get()).isEmpty();
+            org.apache.kafka.clients.admin.TransactionDescription d = admin.describeTransactions(List.of("pay-app"))
+                    .description("pay-app").get();
+            assertThat(d.state()).isEqualTo(org.apache.kafka.clients.admin.TransactionState.ONGOING);
+            assertThat(d.transactionTimeoutMs()).isEqualTo(45_000);
+            assertThat(d.topicPartitions()).containsExactlyInAnyOrder(new TopicPartition(TOPIC, 0), new TopicPartition(TOPIC, 1));
+            assertThat(d.transactionStartTimeMs()).isPresent();
+            long producerId = d.producerId();
+
+            org.apache.kafka.clients.admin.DescribeProducersResult.PartitionProducerState p0 = admin.describeProducers(List.of(new TopicPartition(TOPIC, 0)))
+                    .partitionResult(new TopicPartition(TOPIC, 0)).get();
+            assertThat(p0.activeProducers()).singleElement().satisfies(ps -> {
+                assertThat(ps.producerId()).isEqualTo(producerId);
+                assertThat(ps.currentTransactionStartOffset()).hasValue(0L);
+                assertThat(ps.lastSequence()).isZero();
+            });
+            assertThatThrownBy(() -> admin.describeTransactions(List.of("nobody")).description("nobody").get())
+                    .hasCauseInstanceOf(org.apache.kafka.common.errors.TransactionalIdNotFoundException.class);
+
+            producer.commitTransaction();
+            org.apache.kafka.clients.admin.TransactionDescription after = admin.describeTransactions(List.of("pay-app"))
+                    .description("pay-app").get();
+            assertThat(after.state()).isEqualTo(org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
+            assertThat(after.topicPartitions()).isEmpty();
+            assertThat(admin.describeProducers(List.of(new TopicPartition(TOPIC, 0))).partitionResult(new TopicPartition(TOPIC, 0))
+                    .get().activeProducers()).singleElement().satisfies(ps ->
+                    assertThat(ps.currentTransactionStartOffset()).isEmpty());
+        }
+    }
+
+    @Test
     void aNewInstanceFencesTheOldOneAndItsOpenTransactionIsAborted() throws Exception {
         start(Map.of());
         createTopic();

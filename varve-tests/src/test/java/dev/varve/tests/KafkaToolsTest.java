@@ -49,6 +49,7 @@ class KafkaToolsTest {
     private static final String CONSOLE_CONSUMER = "org.apache.kafka.tools.consumer.ConsoleConsumer";
     private static final String CONSUMER_PERFORMANCE = "org.apache.kafka.tools.ConsumerPerformance";
     private static final String CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand";
+    private static final String TRANSACTIONS_COMMAND = "org.apache.kafka.tools.TransactionsCommand";
 
     @TempDir
     static Path tmp;
@@ -178,6 +179,48 @@ class KafkaToolsTest {
             Config config = admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);
             assertThat(config.get("retention.ms").value()).as("back to the default").isEqualTo("604800000");
             assertThat(config.get("max.message.bytes").value()).isEqualTo("10000");
+        }
+    }
+
+    @Test
+    void kafkaTransactionsListsDescribesAndAbortsAHangingTransaction() throws Exception {
+        String topic = "tools-txn";
+        Clients.createTopic(bootstrap, topic, 1, Map.of());
+        Map<String, Object> cfg = new java.util.HashMap<>();
+        cfg.put(org.apache.kafka.clients.producer.ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        cfg.put(org.apache.kafka.clients.producer.ProducerConfig.TRANSACTIONAL_ID_CONFIG, "tools-txn-app");
+        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(cfg, new org.apache.kafka.common.serialization.ByteArraySerializer(),
+                new org.apache.kafka.common.serialization.ByteArraySerializer());
+        producer.initTransactions();
+        producer.beginTransaction();
+        producer.send(new ProducerRecord<>(topic, 0, null, bytes("in flight"))).get(30, TimeUnit.SECONDS);
+        producer.close(java.time.Duration.ZERO); // the producer is gone with its transaction open
+
+        KafkaTool.Result list = tool(TRANSACTIONS_COMMAND, "--bootstrap-server", bootstrap, "list");
+        assertThat(list.exitCode()).as(list.toString()).isZero();
+        assertThat(list.stdout()).as(list.toString()).containsPattern("(?m)^tools-txn-app\\s+\\d+\\s+\\d+\\s+Ongoing");
+        KafkaTool.Result describe = tool(TRANSACTIONS_COMMAND, "--bootstrap-server", bootstrap, "describe",
+                "--transactional-id", "tools-txn-app");
+        assertThat(describe.exitCode()).as(describe.toString()).isZero();
+        assertThat(describe.stdout()).as(describe.toString()).contains("Ongoing").contains(topic + "-0");
+        KafkaTool.Result producers = tool(TRANSACTIONS_COMMAND, "--bootstrap-server", bootstrap, "describe-producers",
+                "--topic", topic, "--partition", "0");
+        assertThat(producers.exitCode()).as(producers.toString()).isZero();
+        // columns: ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence LastTimestamp CurrentTransactionStartOffset
+        assertThat(producers.stdout()).as(producers.toString()).containsPattern("(?m)^\\d+\\s+0\\s+-1\\s+0\\s+\\d+\\s+0\\s*$");
+
+        // the hanging transaction holds read_committed consumers at offset 0 until it is aborted
+        TopicPartition tp = new TopicPartition(topic, 0);
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                    org.apache.kafka.common.IsolationLevel.READ_COMMITTED)).partitionResult(tp).get(30, TimeUnit.SECONDS).offset())
+                    .isZero();
+            KafkaTool.Result abort = tool(TRANSACTIONS_COMMAND, "--bootstrap-server", bootstrap, "abort",
+                    "--topic", topic, "--partition", "0", "--start-offset", "0");
+            assertThat(abort.exitCode()).as(abort.toString()).isZero();
+            assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                    org.apache.kafka.common.IsolationLevel.READ_COMMITTED)).partitionResult(tp).get(30, TimeUnit.SECONDS).offset())
+                    .as("the last stable offset after the abort marker").isEqualTo(2);
         }
     }
 

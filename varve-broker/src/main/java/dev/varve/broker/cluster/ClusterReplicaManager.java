@@ -812,6 +812,11 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /** Whether this broker currently leads {@code tp}. */
+    /** Whether a request that only brokers send (WriteTxnMarkers) may come from {@code from}: see {@link FollowerIdentity#checkAnyBroker}. */
+    public Errors checkBrokerSource(java.net.InetAddress from) {
+        return followerIdentity.checkAnyBroker(image, from, time.milliseconds());
+    }
+
     public boolean isLeader(TopicPartition tp) {
         Partition p = partitions.get(tp);
         if (p == null) {

@@ -70,6 +70,23 @@ public final class FollowerIdentity {
                 + " (behind NAT set replica.fetch.verify.source=false)", from, nowMs);
     }
 
+    /**
+     * Whether a broker-to-broker request that names no broker (WriteTxnMarkers) may be taken: the
+     * connection must come from an address of some registered broker's advertised hosts
+     * (CLUSTER_AUTHORIZATION_FAILED otherwise; NONE when {@code replica.fetch.verify.source=false}).
+     */
+    public Errors checkAnyBroker(MetadataImage image, InetAddress from, long nowMs) {
+        if (!verifySource || from == null) {
+            return Errors.NONE;
+        }
+        for (BrokerRegistration b : image.brokers().values()) {
+            if (matches(b, from, nowMs)) {
+                return Errors.NONE;
+            }
+        }
+        return Errors.CLUSTER_AUTHORIZATION_FAILED;
+    }
+
     private boolean matches(BrokerRegistration b, InetAddress from, long nowMs) {
         for (MetadataRecord.Endpoint e : b.endpoints()) {
             if (addresses(e.host(), nowMs, false).contains(from)) {

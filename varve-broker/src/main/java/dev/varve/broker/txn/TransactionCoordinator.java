@@ -189,6 +189,11 @@ public final class TransactionCoordinator {
         return e == null ? Optional.empty() : Optional.of(e.current);
     }
 
+    /** Whether a partition coordinated here is still loading (ListTransactions answers COORDINATOR_LOAD_IN_PROGRESS). */
+    public synchronized boolean anyLoading() {
+        return owned.values().stream().anyMatch(o -> !o.loaded);
+    }
+
     /** The metadata of every id coordinated here that {@code filter} accepts. */
     public synchronized List<TxnMetadata> list(Predicate<TxnMetadata> filter) {
         List<TxnMetadata> out = new ArrayList<>();
