@@ -523,6 +523,25 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * @throws NotEnoughReplicasException   for acks=all when the ISR is below min.insync.replicas
      */
     public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+        return appendAsLeader(tp, acksAll, (log, epoch) -> log.appendAsLeader(records, epoch));
+    }
+
+    /**
+     * Writes a transaction marker (WriteTxnMarkers) as the leader of {@code tp}, as an acks=all append:
+     * min.insync.replicas is checked first (NOT_ENOUGH_REPLICAS).
+     */
+    public ReplicaManager.LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch,
+                                                           int coordinatorEpoch, boolean commit) {
+        return appendAsLeader(tp, true,
+                (log, epoch) -> log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, epoch));
+    }
+
+    /** An append to the log of a partition this broker leads, in the leader epoch given. */
+    private interface LeaderWrite {
+        LogAppendInfo append(PartitionLog log, int leaderEpoch);
+    }
+
+    private ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, boolean acksAll, LeaderWrite write) {
         Partition p = leaderPartition(tp);
         LogAppendInfo info;
         int epoch;
@@ -538,37 +557,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                         + "; min.insync.replicas is " + p.replica.leader().minInsyncReplicas());
             }
             epoch = p.replica.leaderEpoch();
-            info = p.log.appendAsLeader(records, epoch);
-            p.replica.onLeaderAppend(time.milliseconds());
-            after = updateHighWatermark(p);
-        }
-        after.forEach(Runnable::run);
-        purgatory.wake(tp);
-        return new ReplicaManager.LeaderAppend(info, epoch);
-    }
-
-    /**
-     * Writes a transaction marker (WriteTxnMarkers) as the leader of {@code tp}, as an acks=all append:
-     * min.insync.replicas is checked first (NOT_ENOUGH_REPLICAS).
-     */
-    public ReplicaManager.LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch,
-                                                           int coordinatorEpoch, boolean commit) {
-        Partition p = leaderPartition(tp);
-        LogAppendInfo info;
-        int epoch;
-        List<Runnable> after;
-        synchronized (p) {
-            Errors refused = p.replica.checkAppend(true);
-            if (refused == Errors.NOT_LEADER_OR_FOLLOWER) {
-                throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp
-                        + " (the leader is " + p.replica.leaderId() + ")");
-            }
-            if (refused != Errors.NONE) {
-                throw new NotEnoughReplicasException("The ISR of " + tp + " is " + p.replica.leader().isr()
-                        + "; min.insync.replicas is " + p.replica.leader().minInsyncReplicas());
-            }
-            epoch = p.replica.leaderEpoch();
-            info = p.log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, epoch);
+            info = write.append(p.log, epoch);
             p.replica.onLeaderAppend(time.milliseconds());
             after = updateHighWatermark(p);
         }

@@ -492,28 +492,20 @@ public final class TransactionCoordinator {
      */
     public int abortTimedOutTransactions() {
         long now = time.milliseconds();
-        List<Runnable> aborts = new ArrayList<>();
-        synchronized (this) {
-            for (Owned o : owned.values()) {
-                if (!o.loaded) {
-                    continue;
-                }
-                for (Entry e : o.ids.values()) {
-                    TxnMetadata m = e.current;
-                    if (!e.pending && m.state() == TransactionState.ONGOING && m.startTimestampMs() + m.timeoutMs() < now
-                            && m.producerEpoch() < Short.MAX_VALUE) {
-                        TxnMetadata fenced = TxnTransitions.fenceProducerEpoch(m);
-                        e.current = fenced;
-                        e.pending = true;
-                        aborts.add(() -> endTransaction(o, e, fenced, false).thenAccept(err -> {
-                            if (err != Errors.NONE) {
-                                LOG.info("Aborting the timed-out transaction of {} failed: {}", m.transactionalId(), err);
-                            }
-                        }));
-                    }
-                }
+        List<Runnable> aborts = startForEach((o, e) -> {
+            TxnMetadata m = e.current;
+            if (m.state() != TransactionState.ONGOING || m.startTimestampMs() + m.timeoutMs() >= now
+                    || m.producerEpoch() == Short.MAX_VALUE) {
+                return null;
             }
-        }
+            TxnMetadata fenced = TxnTransitions.fenceProducerEpoch(m);
+            e.current = fenced;
+            return () -> endTransaction(o, e, fenced, false).thenAccept(err -> {
+                if (err != Errors.NONE) {
+                    LOG.info("Aborting the timed-out transaction of {} failed: {}", m.transactionalId(), err);
+                }
+            });
+        });
         if (!aborts.isEmpty()) {
             LOG.info("Aborting {} transaction(s) past their timeout", aborts.size());
         }
@@ -524,35 +516,50 @@ public final class TransactionCoordinator {
     /** Removes ids idle for {@code transactional.id.expiration.ms} with no transaction open; returns how many. */
     public int expireTransactionalIds() {
         long now = time.milliseconds();
-        List<Runnable> writes = new ArrayList<>();
-        synchronized (this) {
-            for (Owned o : owned.values()) {
-                if (!o.loaded) {
+        List<Runnable> writes = startForEach((o, e) -> {
+            TxnMetadata m = e.current;
+            if (!m.state().isExpirationAllowed() || m.lastUpdateTimestampMs() + config.idExpirationMs() > now) {
+                return null;
+            }
+            TxnMetadata dead = TxnTransitions.dead(m);
+            return () -> log.write(o.partition, o.coordinatorEpoch, dead).whenComplete((v, failure) -> {
+                synchronized (this) {
+                    if (!stillOwns(o, e)) {
+                        return;
+                    }
+                    e.pending = false;
+                    if (failure == null) {
+                        o.ids.remove(m.transactionalId(), e);
+                    }
+                }
+            });
+        });
+        writes.forEach(Runnable::run);
+        return writes.size();
+    }
+
+    /**
+     * Under the monitor, offers every idle entry (loaded, nothing in flight) to {@code start}; an entry
+     * it returns work for is marked pending. The work is run by the caller, outside the monitor.
+     */
+    private synchronized List<Runnable> startForEach(java.util.function.BiFunction<Owned, Entry, Runnable> start) {
+        List<Runnable> work = new ArrayList<>();
+        for (Owned o : owned.values()) {
+            if (!o.loaded) {
+                continue;
+            }
+            for (Entry e : o.ids.values()) {
+                if (e.pending) {
                     continue;
                 }
-                for (Entry e : o.ids.values()) {
-                    TxnMetadata m = e.current;
-                    if (!e.pending && m.state().isExpirationAllowed()
-                            && m.lastUpdateTimestampMs() + config.idExpirationMs() <= now) {
-                        TxnMetadata dead = TxnTransitions.dead(m);
-                        e.pending = true;
-                        writes.add(() -> log.write(o.partition, o.coordinatorEpoch, dead).whenComplete((v, failure) -> {
-                            synchronized (this) {
-                                if (!stillOwns(o, e)) {
-                                    return;
-                                }
-                                e.pending = false;
-                                if (failure == null) {
-                                    o.ids.remove(m.transactionalId(), e);
-                                }
-                            }
-                        }));
-                    }
+                Runnable r = start.apply(o, e);
+                if (r != null) {
+                    e.pending = true;
+                    work.add(r);
                 }
             }
         }
-        writes.forEach(Runnable::run);
-        return writes.size();
+        return work;
     }
 
     // ---------------------------------------------------------------- helpers
