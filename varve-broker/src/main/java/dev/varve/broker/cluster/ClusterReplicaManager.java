@@ -523,6 +523,12 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * @throws NotEnoughReplicasException   for acks=all when the ISR is below min.insync.replicas
      */
     public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+        return appendAsLeader(tp, records, acksAll, dev.varve.storage.AppendOrigin.CLIENT);
+    }
+
+    /** As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean)}, with the producer checks of {@code origin}. */
+    public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
+                                                      dev.varve.storage.AppendOrigin origin) {
         Partition p = leaderPartition(tp);
         LogAppendInfo info;
         int epoch;
@@ -538,7 +544,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                         + "; min.insync.replicas is " + p.replica.leader().minInsyncReplicas());
             }
             epoch = p.replica.leaderEpoch();
-            info = p.log.appendAsLeader(records, epoch);
+            info = p.log.appendAsLeader(records, epoch, origin);
             p.replica.onLeaderAppend(time.milliseconds());
             after = updateHighWatermark(p);
         }
