@@ -28,9 +28,11 @@ import dev.varve.broker.api.OffsetFetchHandler;
 import dev.varve.broker.api.OffsetForLeaderEpochHandler;
 import dev.varve.broker.api.ProduceHandler;
 import dev.varve.broker.api.SyncGroupHandler;
+import dev.varve.broker.api.TxnOffsetCommitHandler;
 import dev.varve.broker.group.GroupConfig;
 import dev.varve.broker.group.GroupCoordinator;
 import dev.varve.broker.group.GroupOffsets;
+import dev.varve.broker.group.TxnOffsetCommitVerifier;
 import dev.varve.broker.network.KafkaServer;
 import dev.varve.broker.network.RequestDispatcher;
 import dev.varve.storage.ExecutorScheduler;
@@ -79,6 +81,7 @@ public final class Broker implements AutoCloseable {
     private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
+    private final GroupOffsets groupOffsets;
     private final RequestDispatcher dispatcher;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
@@ -132,6 +135,7 @@ public final class Broker implements AutoCloseable {
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, timer, offsetsTopic,
                 groupCallbacks);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
+        this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
             offsetsTopic.load(groupOffsets);
@@ -170,6 +174,7 @@ public final class Broker implements AutoCloseable {
                 new DescribeGroupsHandler(groupOffsets),
                 new DeleteGroupsHandler(groupOffsets),
                 new OffsetDeleteHandler(context, groupOffsets),
+                new TxnOffsetCommitHandler(context, groupOffsets.transactional(), TxnOffsetCommitVerifier.NONE),
                 new OffsetForLeaderEpochHandler(context)));
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
@@ -272,6 +277,16 @@ public final class Broker implements AutoCloseable {
     /** The request decoder and router of the listeners (for tests that decode frames directly). */
     RequestDispatcher dispatcher() {
         return dispatcher;
+    }
+
+    /** The group coordinator's transactional offsets (the WriteTxnMarkers path ends their transactions). */
+    public dev.varve.broker.group.TransactionalOffsets transactionalOffsets() {
+        return groupOffsets.transactional();
+    }
+
+    /** Whether this broker coordinates a group, or the groups of an offsets partition, now. */
+    public dev.varve.broker.group.CoordinatorGate coordinatorGate() {
+        return coordinatorPartitions != null ? coordinatorPartitions : dev.varve.broker.group.CoordinatorGate.ALWAYS;
     }
 
     public BrokerContext context() {
