@@ -35,12 +35,14 @@ import dev.varve.broker.api.OffsetFetchHandler;
 import dev.varve.broker.api.OffsetForLeaderEpochHandler;
 import dev.varve.broker.api.ProduceHandler;
 import dev.varve.broker.api.SyncGroupHandler;
+import dev.varve.broker.api.TxnOffsetCommitHandler;
 import dev.varve.broker.group.GroupConfig;
 import dev.varve.broker.group.GroupCoordinator;
 import dev.varve.broker.group.GroupOffsets;
-import dev.varve.broker.txn.TransactionCoordinator;
+import dev.varve.broker.group.TxnOffsetCommitVerifier;
 import dev.varve.broker.network.KafkaServer;
 import dev.varve.broker.network.RequestDispatcher;
+import dev.varve.broker.txn.TransactionCoordinator;
 import dev.varve.storage.ExecutorScheduler;
 import dev.varve.storage.LogManager;
 import dev.varve.storage.LogManagerConfig;
@@ -92,6 +94,7 @@ public final class Broker implements AutoCloseable {
     private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
+    private final GroupOffsets groupOffsets;
     private final RequestDispatcher dispatcher;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
@@ -145,6 +148,7 @@ public final class Broker implements AutoCloseable {
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, timer, offsetsTopic,
                 groupCallbacks);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
+        this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
             offsetsTopic.load(groupOffsets);
@@ -166,6 +170,19 @@ public final class Broker implements AutoCloseable {
                 config.intValue(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS)),
                 transactionLog, markerWriter, () -> context.producerIds().nextProducerId(), Time.SYSTEM);
         this.transactionPartitions = new TransactionPartitions(transactionLog, transactions, timer);
+        dev.varve.broker.group.CoordinatorGate groupGate = coordinatorPartitions != null ? coordinatorPartitions
+                : dev.varve.broker.group.CoordinatorGate.ALWAYS;
+        markerWriter.setOffsetsListener(new TxnMarkerWriter.OffsetsMarkerListener() {
+            @Override
+            public org.apache.kafka.common.protocol.Errors check(int offsetsPartition) {
+                return groupGate.checkPartition(offsetsPartition);
+            }
+
+            @Override
+            public void onMarker(int offsetsPartition, long producerId, boolean commit, long markerOffset) {
+                groupOffsets.transactional().completeTransaction(offsetsPartition, producerId, commit, markerOffset);
+            }
+        });
         if (!clustered) {
             transactionPartitions.loadAll();
         }
@@ -199,6 +216,7 @@ public final class Broker implements AutoCloseable {
                 new DescribeGroupsHandler(groupOffsets),
                 new DeleteGroupsHandler(groupOffsets),
                 new OffsetDeleteHandler(context, groupOffsets),
+                new TxnOffsetCommitHandler(context, groupOffsets.transactional(), TxnOffsetCommitVerifier.NONE),
                 new OffsetForLeaderEpochHandler(context)));
         handlers.add(new AddPartitionsToTxnHandler(context, transactions));
         handlers.add(new AddOffsetsToTxnHandler(transactions, offsetsTopic));
@@ -315,6 +333,16 @@ public final class Broker implements AutoCloseable {
     /** The request decoder and router of the listeners (for tests that decode frames directly). */
     RequestDispatcher dispatcher() {
         return dispatcher;
+    }
+
+    /** The group coordinator's transactional offsets (the WriteTxnMarkers path ends their transactions). */
+    public dev.varve.broker.group.TransactionalOffsets transactionalOffsets() {
+        return groupOffsets.transactional();
+    }
+
+    /** Whether this broker coordinates a group, or the groups of an offsets partition, now. */
+    public dev.varve.broker.group.CoordinatorGate coordinatorGate() {
+        return coordinatorPartitions != null ? coordinatorPartitions : dev.varve.broker.group.CoordinatorGate.ALWAYS;
     }
 
     public BrokerContext context() {

@@ -40,7 +40,12 @@ final class CoordinatorPartitions implements CoordinatorGate, ClusterReplicaMana
 
     @Override
     public Errors check(String groupId) {
-        State s = owned.get(offsetsTopic.partitionFor(groupId));
+        return checkPartition(offsetsTopic.partitionFor(groupId));
+    }
+
+    @Override
+    public Errors checkPartition(int offsetsPartition) {
+        State s = owned.get(offsetsPartition);
         if (s == null) {
             return Errors.NOT_COORDINATOR;
         }

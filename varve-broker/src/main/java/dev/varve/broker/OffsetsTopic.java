@@ -3,14 +3,19 @@ package dev.varve.broker;
 import dev.varve.broker.group.GroupConfig;
 import dev.varve.broker.group.GroupOffsets;
 import dev.varve.broker.group.GroupStore;
+import dev.varve.storage.AppendOrigin;
 import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
+import dev.varve.storage.ProducerStateTable;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
+import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.ControlRecordType;
+import org.apache.kafka.common.record.internal.EndTransactionMarker;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
 import org.apache.kafka.common.record.internal.RecordBatch;
@@ -57,6 +62,7 @@ public final class OffsetsTopic implements GroupStore {
     }
 
     /** The partition of {@code __consumer_offsets} that holds a group. */
+    @Override
     public int partitionFor(String groupId) {
         return Utils.abs(groupId.hashCode()) % partitions();
     }
@@ -118,13 +124,28 @@ public final class OffsetsTopic implements GroupStore {
 
     @Override
     public Write append(String groupId, List<SimpleRecord> records) {
+        return append(groupId, () -> MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0])),
+                AppendOrigin.CLIENT);
+    }
+
+    /**
+     * As Kafka writes a TxnOffsetCommit: base sequence 0, appended with the coordinator's checks (the
+     * producer epoch only: the sequence is not the producer's).
+     */
+    @Override
+    public Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records) {
+        return append(groupId, () -> MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, producerEpoch, 0,
+                records.toArray(new SimpleRecord[0])), AppendOrigin.COORDINATOR);
+    }
+
+    private Write append(String groupId, java.util.function.Supplier<MemoryRecords> records, AppendOrigin origin) {
         if (!ensureExists()) {
             throw new CoordinatorNotAvailableException(NAME + " is being created");
         }
         TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
-        MemoryRecords batch = MemoryRecords.withRecords(Compression.NONE, records.toArray(new SimpleRecord[0]));
+        MemoryRecords batch = records.get();
         // as acks=all: a change is answered only once every in-sync replica has it (at once on a single node)
-        ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true);
+        ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true, origin);
         long last = appended.info().lastOffset();
         CompletableFuture<Void> committed = broker.replicaManager().awaitAck(tp, appended, COMMIT_TIMEOUT_MS)
                 .thenApply(error -> {
@@ -150,7 +171,13 @@ public final class OffsetsTopic implements GroupStore {
         offsets.completeLoad();
     }
 
+    /**
+     * Replays a partition's records in log order: those of a transactional batch become the producer's
+     * pending offsets, which its COMMIT marker applies and its ABORT marker drops; a transaction still
+     * open at {@code end} stays pending.
+     */
     private static long loadPartition(PartitionLog log, GroupOffsets offsets, long end) {
+        int partition = log.topicPartition().partition();
         long next = log.logStartOffset();
         long count = 0;
         while (next < end) {
@@ -163,10 +190,17 @@ public final class OffsetsTopic implements GroupStore {
                 if (batch.lastOffset() < next) {
                     continue;
                 }
-                if (!batch.isControlBatch()) {
+                if (batch.isControlBatch()) {
+                    EndTransactionMarker marker = batch.hasProducerId() ? markerOf(batch) : null;
+                    if (marker != null) {
+                        offsets.replayEndTransaction(partition, batch.producerId(),
+                                marker.controlType() == ControlRecordType.COMMIT, batch.baseOffset());
+                    }
+                } else {
+                    long producerId = batch.isTransactional() ? batch.producerId() : RecordBatch.NO_PRODUCER_ID;
                     for (Record r : batch) {
                         if (r.offset() >= next) {
-                            offsets.replay(r.key(), r.hasValue() ? r.value() : null);
+                            offsets.replay(r.offset(), producerId, r.key(), r.hasValue() ? r.value() : null);
                             count++;
                         }
                     }
@@ -178,5 +212,15 @@ public final class OffsetsTopic implements GroupStore {
             }
         }
         return count;
+    }
+
+    /** The COMMIT or ABORT marker of a control batch; null (with a warning) when it holds none that decodes. */
+    private static EndTransactionMarker markerOf(RecordBatch batch) {
+        try {
+            return ProducerStateTable.markerOf(batch);
+        } catch (CorruptRecordException e) {
+            LOG.warn("skipping an offsets-topic control batch that does not decode: {}", e.getMessage());
+            return null;
+        }
     }
 }

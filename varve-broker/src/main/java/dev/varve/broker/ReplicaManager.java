@@ -70,11 +70,17 @@ public final class ReplicaManager {
      * On a single node the ISR is this broker alone.
      */
     public LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
+        return appendAsLeader(tp, records, acksAll, dev.varve.storage.AppendOrigin.CLIENT);
+    }
+
+    /** As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean)}, with the producer checks of {@code origin}. */
+    public LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
+                                       dev.varve.storage.AppendOrigin origin) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
-            return c.appendAsLeader(tp, records, acksAll);
+            return c.appendAsLeader(tp, records, acksAll, origin);
         }
-        return new LeaderAppend(appendAsLeader(tp, records), LEADER_EPOCH);
+        return new LeaderAppend(appendLocally(tp, records, origin), LEADER_EPOCH);
     }
 
     /** An append as leader and the leader epoch it was made in (what an acks=all wait is tied to). */
@@ -120,8 +126,12 @@ public final class ReplicaManager {
         if (c != null) {
             return c.appendAsLeader(tp, records, false).info();
         }
+        return appendLocally(tp, records, dev.varve.storage.AppendOrigin.CLIENT);
+    }
+
+    private LogAppendInfo appendLocally(TopicPartition tp, MemoryRecords records, dev.varve.storage.AppendOrigin origin) {
         PartitionLog log = log(tp);
-        LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH);
+        LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH, origin);
         // committed at once; forward only: a racing append may have moved it past this one's end already
         log.maybeIncrementHighWatermark(info.lastOffset() + 1);
         if (info.numRecords() > 0) {

@@ -30,16 +30,32 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
     static final long RETRY_MS = 100;
     private static final long ACK_TIMEOUT_MS = 30_000;
 
-    /** Told once a {@code __consumer_offsets} partition led here has a transaction's marker. */
+    /** The group coordinator's side of a marker in a {@code __consumer_offsets} partition led here. */
     public interface OffsetsMarkerListener {
-        void onMarker(int offsetsPartition, long producerId, boolean commit);
+        /**
+         * Whether the groups of the partition are loaded (NONE); a marker for a partition still
+         * loading is refused with COORDINATOR_LOAD_IN_PROGRESS and retried, so the load cannot miss it.
+         */
+        Errors check(int offsetsPartition);
+
+        /** The marker at {@code markerOffset} is in the partition and replicated. */
+        void onMarker(int offsetsPartition, long producerId, boolean commit, long markerOffset);
     }
 
     private final ReplicaManager replicas;
     private final WheelTimer timer;
     /** Cluster mode: requests to other leaders (null on a single node). */
     private volatile TxnMarkerChannel channel;
-    private volatile OffsetsMarkerListener offsetsListener = (p, id, commit) -> { };
+    private volatile OffsetsMarkerListener offsetsListener = new OffsetsMarkerListener() {
+        @Override
+        public Errors check(int offsetsPartition) {
+            return Errors.NONE;
+        }
+
+        @Override
+        public void onMarker(int offsetsPartition, long producerId, boolean commit, long markerOffset) {
+        }
+    };
     private volatile boolean closed;
 
     public TxnMarkerWriter(ReplicaManager replicas, WheelTimer timer) {
@@ -75,6 +91,13 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
      * completes with the error code Kafka's WriteTxnMarkers would answer for the partition.
      */
     public CompletableFuture<Errors> writeLocal(TxnMarkerChannel.Marker m) {
+        boolean offsets = m.tp().topic().equals(OffsetsTopic.NAME);
+        if (offsets) {
+            Errors loading = offsetsListener.check(m.tp().partition());
+            if (loading != Errors.NONE) {
+                return CompletableFuture.completedFuture(loading);
+            }
+        }
         ReplicaManager.LeaderAppend appended;
         try {
             appended = replicas.appendMarkerAsLeader(m.tp(), m.producerId(), m.producerEpoch(), m.coordinatorEpoch(), m.commit());
@@ -83,9 +106,9 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
         }
         return replicas.awaitAck(m.tp(), appended, ACK_TIMEOUT_MS).handle((error, failure) -> {
             Errors result = failure != null ? Errors.forException(failure) : error;
-            if (result == Errors.NONE && m.tp().topic().equals(OffsetsTopic.NAME)) {
+            if (result == Errors.NONE && offsets) {
                 try {
-                    offsetsListener.onMarker(m.tp().partition(), m.producerId(), m.commit());
+                    offsetsListener.onMarker(m.tp().partition(), m.producerId(), m.commit(), appended.info().firstOffset());
                 } catch (RuntimeException e) {
                     LOG.error("Completing the transactional offsets of producer {} in {} failed", m.producerId(), m.tp(), e);
                 }

@@ -170,11 +170,24 @@ public final class PartitionLog implements AutoCloseable {
      * @throws org.apache.kafka.common.errors.InvalidProducerEpochException a producer's epoch is older than its current one
      */
     public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch) {
+        return appendAsLeader(records, leaderEpoch, AppendOrigin.CLIENT);
+    }
+
+    /**
+     * As {@link #appendAsLeader(MemoryRecords, int)}, with the producer-state checks of {@code origin}:
+     * a {@link AppendOrigin#COORDINATOR} batch gets only the producer-epoch check (never a duplicate).
+     */
+    public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch, AppendOrigin origin) {
         synchronized (lock) {
             ensureOpen();
             long nowMs = time.milliseconds();
             BatchValidator.Validated validated = BatchValidator.validate(records, config, nowMs);
-            Optional<ProducerStateEntry.BatchMetadata> duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0);
+            Optional<ProducerStateEntry.BatchMetadata> duplicate = Optional.empty();
+            if (origin == AppendOrigin.COORDINATOR) {
+                producerStateManager.checkCoordinatorAppend(validated.batches());
+            } else {
+                duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0);
+            }
             if (duplicate.isPresent()) {
                 LOG.debug("{}: answering a retried batch with its original offsets {}", topicPartition, duplicate.get());
                 return LogAppendInfo.duplicateOf(duplicate.get(), config.timestampType() == TimestampType.LOG_APPEND_TIME);

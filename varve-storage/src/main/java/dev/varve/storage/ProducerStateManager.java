@@ -214,6 +214,11 @@ final class ProducerStateManager {
         return count;
     }
 
+    /** See {@link ProducerStateTable#checkCoordinatorAppend}. */
+    void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches) {
+        table.checkCoordinatorAppend(batches);
+    }
+
     /** See {@link ProducerStateTable#checkAppend}. */
     Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten) {
         return table.checkAppend(batches, neverWritten);

@@ -157,6 +157,27 @@ public final class ProducerStateTable {
         return Optional.empty();
     }
 
+    /**
+     * Checks a coordinator's batches ({@link AppendOrigin#COORDINATOR}) before offsets are assigned:
+     * their sequences are not the producer's, so only an epoch older than the producer's current one is
+     * refused.
+     *
+     * @throws InvalidProducerEpochException for an epoch older than the producer's current one
+     */
+    public void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches) {
+        for (RecordBatch batch : batches) {
+            if (!batch.hasProducerId()) {
+                continue;
+            }
+            ProducerStateEntry e = producers.get(batch.producerId());
+            if (e != null && batch.producerEpoch() < e.producerEpoch()) {
+                throw new InvalidProducerEpochException("epoch " + batch.producerEpoch() + " of producer "
+                        + batch.producerId() + " in " + topicPartition + " is older than its current epoch "
+                        + e.producerEpoch());
+            }
+        }
+    }
+
     private void check(long producerId, Pending current, short epoch, int firstSeq, boolean neverWritten) {
         if (epoch < current.epoch()) {
             throw new InvalidProducerEpochException("epoch " + epoch + " of producer " + producerId + " in "

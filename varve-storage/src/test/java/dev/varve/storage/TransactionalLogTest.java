@@ -234,4 +234,22 @@ class TransactionalLogTest {
         assertThat(log.size()).as("no bytes of it in the segment").isEqualTo(txn(1, 0, 1).sizeInBytes());
         assertThat(log.ongoingTransactions()).containsExactly(Map.entry(0L, 1L));
     }
+
+    @Test
+    void aCoordinatorsTransactionalBatchesAreCheckedOnlyForTheProducerEpoch() throws IOException {
+        PartitionLog log = open();
+        // a TxnOffsetCommit batch starts at sequence 0 every time: as a client's it would be a duplicate
+        LogAppendInfo first = log.appendAsLeader(txn(1, 0, 2), 0, AppendOrigin.COORDINATOR);
+        LogAppendInfo again = log.appendAsLeader(txn(1, 0, 2), 0, AppendOrigin.COORDINATOR);
+        assertThat(again.duplicate()).isFalse();
+        assertThat(again.firstOffset()).isEqualTo(first.lastOffset() + 1);
+        assertThat(log.ongoingTransactions()).containsExactly(Map.entry(0L, 1L));
+        log.appendMarkerAsLeader(1, (short) 1, 0, true, 0); // a newer epoch (transactions V2 bump it at the end)
+        assertThatThrownBy(() -> log.appendAsLeader(txn(1, 0, 1), 0, AppendOrigin.COORDINATOR))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidProducerEpochException.class);
+        assertThat(log.logEndOffset()).isEqualTo(5);
+        // the same batch from a client is the duplicate it looks like
+        assertThat(log.appendAsLeader(TestRecords.transactional(1, (short) 1, 0, 1, T0), 0).duplicate()).isFalse();
+        assertThat(log.appendAsLeader(TestRecords.transactional(1, (short) 1, 0, 1, T0), 0).duplicate()).isTrue();
+    }
 }

@@ -10,6 +10,7 @@ import org.apache.kafka.common.message.OffsetCommitRequestData;
 import org.apache.kafka.common.message.OffsetDeleteRequestData;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.SyncGroupRequestData;
+import org.apache.kafka.common.message.TxnOffsetCommitRequestData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.Errors;
@@ -39,7 +40,7 @@ public final class GroupGateHandler implements ApiHandler {
     public static boolean gates(ApiKeys key) {
         return switch (key) {
             case JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, OFFSET_DELETE,
-                 DESCRIBE_GROUPS, DELETE_GROUPS -> true;
+                 DESCRIBE_GROUPS, DELETE_GROUPS, TXN_OFFSET_COMMIT -> true;
             default -> false;
         };
     }
@@ -81,6 +82,8 @@ public final class GroupGateHandler implements ApiHandler {
         } else if (data instanceof LeaveGroupRequestData d) {
             ids.add(d.groupId());
         } else if (data instanceof OffsetCommitRequestData d) {
+            ids.add(d.groupId());
+        } else if (data instanceof TxnOffsetCommitRequestData d) {
             ids.add(d.groupId());
         } else if (data instanceof OffsetDeleteRequestData d) {
             ids.add(d.groupId());

@@ -27,8 +27,9 @@ import java.util.concurrent.CompletableFuture;
 /**
  * OffsetFetch: committed offsets of the named partitions (-1 and empty metadata where none is
  * committed) or of all partitions (topics null); one group (v0-7) or several (v8+); topics named
- * (v0-9) or identified (v10+, unknown ids get UNKNOWN_TOPIC_ID). No transactions exist, so no offset
- * is ever pending and require_stable needs no waiting.
+ * (v0-9) or identified (v10+, unknown ids get UNKNOWN_TOPIC_ID). With require_stable (v7+), a
+ * partition that a transaction has a pending offset for answers UNSTABLE_OFFSET_COMMIT (the client
+ * retries); without it, the committed offset.
  */
 public final class OffsetFetchHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -45,14 +46,16 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
         OffsetFetchRequest req = (OffsetFetchRequest) request;
         boolean byId = OffsetFetchRequest.useTopicIds(req.version());
         List<OffsetFetchResponseData.OffsetFetchResponseGroup> groups = new ArrayList<>();
+        boolean requireStable = req.data().requireStable();
         for (OffsetFetchRequestData.OffsetFetchRequestGroup g : req.groups()) {
-            groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(g.groupId(), byId) : some(g, byId));
+            groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(g.groupId(), byId, requireStable)
+                    : some(g, byId, requireStable));
         }
         return CompletableFuture.completedFuture(new OffsetFetchResponse.Builder(groups).build(req.version()));
     }
 
     private OffsetFetchResponseData.OffsetFetchResponseGroup some(OffsetFetchRequestData.OffsetFetchRequestGroup g,
-                                                                  boolean byId) {
+                                                                  boolean byId, boolean requireStable) {
         OffsetFetchResponseData.OffsetFetchResponseGroup out =
                 new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
         List<TopicPartition> wanted = new ArrayList<>();
@@ -62,7 +65,8 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
                 t.partitionIndexes().forEach(p -> wanted.add(new TopicPartition(name, p)));
             }
         }
-        Map<TopicPartition, GroupRecords.OffsetValue> committed = offsets.fetch(g.groupId(), wanted);
+        GroupOffsets.Fetched fetched = offsets.fetch(g.groupId(), wanted, requireStable);
+        Map<TopicPartition, GroupRecords.OffsetValue> committed = fetched.committed();
         for (OffsetFetchRequestData.OffsetFetchRequestTopics t : g.topics()) {
             String name = byId ? broker.topics().get(t.topicId()).map(TopicInfo::name).orElse(null) : t.name();
             OffsetFetchResponseData.OffsetFetchResponseTopics rt = topic(t.name(), t.topicId(), byId);
@@ -70,7 +74,8 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
                 if (name == null) {
                     rt.partitions().add(partition(p, null).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
                 } else {
-                    rt.partitions().add(partition(p, committed.get(new TopicPartition(name, p))));
+                    TopicPartition tp = new TopicPartition(name, p);
+                    rt.partitions().add(fetched.unstable().contains(tp) ? unstable(p) : partition(p, committed.get(tp)));
                 }
             }
             out.topics().add(rt);
@@ -78,11 +83,12 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
         return out;
     }
 
-    private OffsetFetchResponseData.OffsetFetchResponseGroup all(String groupId, boolean byId) {
+    private OffsetFetchResponseData.OffsetFetchResponseGroup all(String groupId, boolean byId, boolean requireStable) {
         OffsetFetchResponseData.OffsetFetchResponseGroup out =
                 new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupId);
         Map<String, Map<Integer, GroupRecords.OffsetValue>> byTopic = new TreeMap<>();
-        offsets.fetch(groupId, null).forEach((tp, v) ->
+        GroupOffsets.Fetched fetched = offsets.fetch(groupId, null, requireStable);
+        fetched.committed().forEach((tp, v) ->
                 byTopic.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).put(tp.partition(), v));
         byTopic.forEach((name, partitions) -> {
             Optional<TopicInfo> info = broker.topics().get(name);
@@ -91,7 +97,8 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
             }
             OffsetFetchResponseData.OffsetFetchResponseTopics rt =
                     topic(name, info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID), byId);
-            partitions.forEach((p, v) -> rt.partitions().add(partition(p, v)));
+            partitions.forEach((p, v) -> rt.partitions().add(
+                    fetched.unstable().contains(new TopicPartition(name, p)) ? unstable(p) : partition(p, v)));
             out.topics().add(rt);
         });
         return out;
@@ -105,6 +112,10 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
             rt.setName(name);
         }
         return rt;
+    }
+
+    private static OffsetFetchResponseData.OffsetFetchResponsePartitions unstable(int index) {
+        return partition(index, null).setErrorCode(Errors.UNSTABLE_OFFSET_COMMIT.code());
     }
 
     private static OffsetFetchResponseData.OffsetFetchResponsePartitions partition(int index, GroupRecords.OffsetValue v) {

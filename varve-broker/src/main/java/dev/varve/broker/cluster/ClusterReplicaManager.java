@@ -523,7 +523,13 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * @throws NotEnoughReplicasException   for acks=all when the ISR is below min.insync.replicas
      */
     public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll) {
-        return appendAsLeader(tp, acksAll, (log, epoch) -> log.appendAsLeader(records, epoch));
+        return appendAsLeader(tp, records, acksAll, dev.varve.storage.AppendOrigin.CLIENT);
+    }
+
+    /** As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean)}, with the producer checks of {@code origin}. */
+    public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
+                                                      dev.varve.storage.AppendOrigin origin) {
+        return appendAsLeader(tp, acksAll, (log, epoch) -> log.appendAsLeader(records, epoch, origin));
     }
 
     /**

@@ -17,7 +17,8 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * A consumer group of the classic protocol: its state, generation, members and committed offsets.
+ * A consumer group of the classic protocol: its state, generation, members, committed offsets and
+ * pending transactional offsets.
  *
  * <pre>
  *   Empty --join--> PreparingRebalance --all joined / rebalance timeout--> CompletingRebalance
@@ -69,9 +70,21 @@ final class ClassicGroup {
     /**
      * Per partition, the offsets-topic position of the last commit or tombstone applied to
      * {@link #offsets}: writes complete in any order, and one that completes after a later one
-     * (a smaller position) must not undo it. Absent: nothing written since the group was loaded.
+     * (a smaller position) must not undo it; replay records the positions it applies. Absent: nothing
+     * applied for the partition yet.
      */
     private final Map<TopicPartition, Long> offsetWrittenAt = new HashMap<>();
+    /**
+     * Transactional offsets (TxnOffsetCommit) appended but not yet committed or aborted, by producer id:
+     * invisible to OffsetFetch until the producer's COMMIT marker applies them (Kafka's pending
+     * transactional offsets). Each keeps its offsets-topic position, which decides against other writes.
+     */
+    private final Map<Long, Map<TopicPartition, PendingOffset>> pendingTxnOffsets = new HashMap<>();
+
+    /** A transactional offset and the offsets-topic position of its record. */
+    record PendingOffset(GroupRecords.OffsetValue value, long writtenAt) {
+    }
+
     /**
      * The group's deletion (DeleteGroups, or all offsets of an empty group expired) is being written:
      * it takes no new changes, which would land after its tombstones; it is dead once they are committed.
@@ -103,12 +116,100 @@ final class ClassicGroup {
         }
     }
 
-    /** Applies a tombstone written at {@code writtenAt}, unless a later commit of the partition was applied. */
+    /**
+     * Applies a tombstone written at {@code writtenAt}, unless a later commit of the partition was
+     * applied; it also drops the partition's pending transactional offsets written before it (as Kafka's
+     * replay of a tombstone does).
+     */
     void applyDelete(TopicPartition tp, long writtenAt) {
         if (offsetWrittenAt.getOrDefault(tp, Long.MIN_VALUE) < writtenAt) {
             offsets.remove(tp);
             offsetWrittenAt.put(tp, writtenAt);
         }
+        pendingTxnOffsets.values().removeIf(pending -> {
+            PendingOffset p = pending.get(tp);
+            if (p != null && p.writtenAt() < writtenAt) {
+                pending.remove(tp);
+            }
+            return pending.isEmpty();
+        });
+    }
+
+    /** Keeps a transactional offset of {@code producerId} as pending (a later one of the partition wins). */
+    void addPending(long producerId, TopicPartition tp, GroupRecords.OffsetValue value, long writtenAt) {
+        Map<TopicPartition, PendingOffset> pending = pendingTxnOffsets.computeIfAbsent(producerId, id -> new HashMap<>());
+        PendingOffset current = pending.get(tp);
+        if (current == null || current.writtenAt() < writtenAt) {
+            pending.put(tp, new PendingOffset(value, writtenAt));
+        }
+    }
+
+    /** Forgets a pending transactional offset whose write failed (if it is still the one written at {@code writtenAt}). */
+    void removePending(long producerId, TopicPartition tp, long writtenAt) {
+        Map<TopicPartition, PendingOffset> pending = pendingTxnOffsets.get(producerId);
+        if (pending != null && pending.get(tp) != null && pending.get(tp).writtenAt() == writtenAt) {
+            pending.remove(tp);
+            if (pending.isEmpty()) {
+                pendingTxnOffsets.remove(producerId);
+            }
+        }
+    }
+
+    /**
+     * Ends {@code producerId}'s transaction in this group for its pending offsets written before
+     * {@code markerOffset}: on commit they become the committed ones, each only if written after the
+     * partition's last applied commit or tombstone (Kafka compares the records' log offsets); on abort
+     * they are dropped.
+     */
+    void completeTransaction(long producerId, boolean commit, long markerOffset) {
+        Map<TopicPartition, PendingOffset> pending = pendingTxnOffsets.get(producerId);
+        if (pending == null) {
+            return;
+        }
+        for (var it = pending.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<TopicPartition, PendingOffset> e = it.next();
+            if (e.getValue().writtenAt() < markerOffset) {
+                it.remove();
+                if (commit) {
+                    applyCommit(e.getKey(), e.getValue().value(), e.getValue().writtenAt());
+                }
+            }
+        }
+        if (pending.isEmpty()) {
+            pendingTxnOffsets.remove(producerId);
+        }
+    }
+
+    /** Whether some transaction has a pending offset for the partition. */
+    boolean hasPendingOffset(TopicPartition tp) {
+        for (Map<TopicPartition, PendingOffset> pending : pendingTxnOffsets.values()) {
+            if (pending.containsKey(tp)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Whether any transaction of this group is open (has offsets pending). */
+    boolean hasPendingOffsets() {
+        return !pendingTxnOffsets.isEmpty();
+    }
+
+    /** The partitions with a pending transactional offset. */
+    Set<TopicPartition> pendingPartitions() {
+        Set<TopicPartition> out = new HashSet<>();
+        pendingTxnOffsets.values().forEach(p -> out.addAll(p.keySet()));
+        return out;
+    }
+
+    /** The producers with pending offsets here, and their offsets (read-only). */
+    Map<Long, Map<TopicPartition, PendingOffset>> pendingOffsets() {
+        return java.util.Collections.unmodifiableMap(pendingTxnOffsets);
+    }
+
+    /** Drops every pending transactional offset (the group is deleted or unloaded). */
+    void clearPending() {
+        pendingTxnOffsets.clear();
     }
 
     boolean is(State s) {

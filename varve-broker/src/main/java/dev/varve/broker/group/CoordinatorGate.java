@@ -13,4 +13,13 @@ public interface CoordinatorGate {
     CoordinatorGate ALWAYS = groupId -> Errors.NONE;
 
     Errors check(String groupId);
+
+    /**
+     * As {@link #check}, for the groups of one {@code __consumer_offsets} partition: what a transaction
+     * marker for that partition should get before it is written and {@link
+     * TransactionalOffsets#completeTransaction} is called (a partition still loading would miss it).
+     */
+    default Errors checkPartition(int offsetsPartition) {
+        return Errors.NONE;
+    }
 }

@@ -716,13 +716,28 @@ public final class GroupCoordinator {
      * groups waiting for each other's lock would stop both.
      */
     void write(ClassicGroup group, List<SimpleRecord> records, WriteDone done) {
+        write(group, () -> store.append(group.groupId, records), lastOffset -> { }, done);
+    }
+
+    /**
+     * As {@link #write}, as one transactional batch of the producer; {@code appended} runs at once,
+     * under the lock, with the batch's last offset once it is in the local log (before it is committed).
+     */
+    void writeTransactional(ClassicGroup group, long producerId, short producerEpoch, List<SimpleRecord> records,
+                            java.util.function.LongConsumer appended, WriteDone done) {
+        write(group, () -> store.appendTransactional(group.groupId, producerId, producerEpoch, records), appended, done);
+    }
+
+    private void write(ClassicGroup group, java.util.function.Supplier<GroupStore.Write> append,
+                       java.util.function.LongConsumer appended, WriteDone done) {
         GroupStore.Write w;
         try {
-            w = store.append(group.groupId, records);
+            w = append.get();
         } catch (RuntimeException e) {
             done.accept(storeError(group.groupId, e), -1);
             return;
         }
+        appended.accept(w.lastOffset());
         CompletableFuture<Void> committed = w.committed();
         if (committed.isDone()) {
             done.accept(outcome(group.groupId, committed), w.lastOffset());
@@ -760,6 +775,8 @@ public final class GroupCoordinator {
                     KAFKA_STORAGE_ERROR -> Errors.COORDINATOR_NOT_AVAILABLE;
             case NOT_LEADER_OR_FOLLOWER -> Errors.NOT_COORDINATOR;
             case MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE, INVALID_FETCH_SIZE -> Errors.INVALID_COMMIT_OFFSET_SIZE;
+            // a transactional write of a fenced producer: the producer's own error, as Kafka answers it
+            case INVALID_PRODUCER_EPOCH, PRODUCER_FENCED, INVALID_TXN_STATE, INVALID_PRODUCER_ID_MAPPING -> error;
             default -> Errors.UNKNOWN_SERVER_ERROR;
         };
     }

@@ -35,9 +35,16 @@ public final class GroupOffsets {
     public static final String CLASSIC = "classic";
 
     private final GroupCoordinator coordinator;
+    private final TransactionalOffsets transactional;
 
     public GroupOffsets(GroupCoordinator coordinator) {
         this.coordinator = coordinator;
+        this.transactional = new TransactionalOffsets(coordinator);
+    }
+
+    /** The transactional offset commits over the same groups. */
+    public TransactionalOffsets transactional() {
+        return transactional;
     }
 
     // ---------------------------------------------------------------- OffsetCommit
@@ -131,10 +138,27 @@ public final class GroupOffsets {
      * committed offset are absent. An unknown group has none.
      */
     public Map<TopicPartition, GroupRecords.OffsetValue> fetch(String groupId, Collection<TopicPartition> partitions) {
+        return fetch(groupId, partitions, false).committed();
+    }
+
+    /**
+     * Committed offsets, and the partitions among them (or among those asked for) whose offset is not
+     * stable: a transaction has a pending offset for them (OffsetFetch answers UNSTABLE_OFFSET_COMMIT).
+     */
+    public record Fetched(Map<TopicPartition, GroupRecords.OffsetValue> committed, Set<TopicPartition> unstable) {
+    }
+
+    /**
+     * As {@link #fetch(String, Collection)}; with {@code requireStable}, also the partitions with a
+     * pending transactional offset: of {@code partitions}, or of the committed ones when null (as Kafka
+     * lists only committed partitions when all are asked for).
+     */
+    public Fetched fetch(String groupId, Collection<TopicPartition> partitions, boolean requireStable) {
         ClassicGroup group = coordinator.groups.get(groupId);
         Map<TopicPartition, GroupRecords.OffsetValue> out = new LinkedHashMap<>();
+        Set<TopicPartition> unstable = new java.util.HashSet<>();
         if (group == null) {
-            return out;
+            return new Fetched(out, unstable);
         }
         synchronized (group) {
             if (partitions == null) {
@@ -147,8 +171,15 @@ public final class GroupOffsets {
                     }
                 }
             }
+            if (requireStable && group.hasPendingOffsets()) {
+                for (TopicPartition tp : partitions == null ? out.keySet() : partitions) {
+                    if (group.hasPendingOffset(tp)) {
+                        unstable.add(tp);
+                    }
+                }
+            }
         }
-        return out;
+        return new Fetched(out, unstable);
     }
 
     // ---------------------------------------------------------------- OffsetDelete
@@ -184,8 +215,8 @@ public final class GroupOffsets {
                     result.put(tp, Errors.GROUP_SUBSCRIBED_TO_TOPIC);
                 } else {
                     result.put(tp, Errors.NONE);
-                    if (group.offsets.containsKey(tp)) {
-                        deleted.add(tp);
+                    if (group.offsets.containsKey(tp) || group.hasPendingOffset(tp)) {
+                        deleted.add(tp); // its tombstone also ends pending transactional offsets, as in Kafka
                     }
                 }
             }
@@ -252,7 +283,9 @@ public final class GroupOffsets {
                 } else if (!group.is(State.EMPTY)) {
                     pending.put(groupId, done(Errors.NON_EMPTY_GROUP));
                 } else {
-                    pending.put(groupId, removeOffsets(group, List.copyOf(group.offsets.keySet()), true));
+                    Set<TopicPartition> all = new java.util.LinkedHashSet<>(group.offsets.keySet());
+                    all.addAll(group.pendingPartitions()); // pending transactional offsets go too, as in Kafka
+                    pending.put(groupId, removeOffsets(group, all, true));
                 }
             }
         }
@@ -264,6 +297,7 @@ public final class GroupOffsets {
     }
 
     private void markDead(ClassicGroup group) {
+        transactional.forget(group);
         group.transitionTo(State.DEAD, coordinator.time.milliseconds());
         coordinator.groups.remove(group.groupId, group);
         LOG.info("group {} deleted", group.groupId);
@@ -345,7 +379,8 @@ public final class GroupOffsets {
                     for (Map.Entry<TopicPartition, GroupRecords.OffsetValue> e : group.offsets.entrySet()) {
                         long base = neverHadMembers ? e.getValue().commitTimestampMs()
                                 : Math.max(group.stateTimestampMs, 0);
-                        if (now - base >= retention) {
+                        // an offset a transaction is about to replace stays until the transaction ends (Kafka)
+                        if (now - base >= retention && !group.hasPendingOffset(e.getKey())) {
                             due.add(e.getKey());
                         }
                     }
@@ -353,14 +388,17 @@ public final class GroupOffsets {
                     Optional<Set<String>> subscribed = group.subscribedTopics();
                     if (subscribed.isPresent() && group.is(State.STABLE)) {
                         group.offsets.forEach((tp, v) -> {
-                            if (!subscribed.get().contains(tp.topic()) && now - v.commitTimestampMs() >= retention) {
+                            if (!subscribed.get().contains(tp.topic()) && now - v.commitTimestampMs() >= retention
+                                    && !group.hasPendingOffset(tp)) {
                                 due.add(tp);
                             }
                         });
                     }
                 }
-                // an empty group whose offsets are all gone is deleted (as Kafka does, also one that never had any)
-                boolean removeGroup = group.is(State.EMPTY) && due.size() == group.offsets.size();
+                // an empty group whose offsets are all gone is deleted (as Kafka does, also one that never had
+                // any), unless a transaction is open in it
+                boolean removeGroup = group.is(State.EMPTY) && due.size() == group.offsets.size()
+                        && !group.hasPendingOffsets();
                 if (due.isEmpty() && !removeGroup) {
                     continue;
                 }
@@ -383,7 +421,9 @@ public final class GroupOffsets {
                 if (group.gone()) {
                     continue;
                 }
-                List<TopicPartition> gone = group.offsets.keySet().stream().filter(tp -> tp.topic().equals(topic)).toList();
+                Set<TopicPartition> candidates = new java.util.LinkedHashSet<>(group.offsets.keySet());
+                candidates.addAll(group.pendingPartitions());
+                List<TopicPartition> gone = candidates.stream().filter(tp -> tp.topic().equals(topic)).toList();
                 if (!gone.isEmpty()) {
                     removeOffsets(group, gone, false).thenAccept(stored -> {
                         if (stored == Errors.NONE) {
@@ -407,6 +447,9 @@ public final class GroupOffsets {
         int n = 0;
         for (ClassicGroup group : List.copyOf(coordinator.groups.values())) {
             if (which.test(group.groupId) && coordinator.groups.remove(group.groupId, group)) {
+                synchronized (group) {
+                    transactional.forget(group);
+                }
                 n++;
             }
         }
@@ -414,10 +457,12 @@ public final class GroupOffsets {
     }
 
     /**
-     * Applies one stored record at start-up, in log order. A record that does not decode is skipped
-     * with a warning: a damaged offsets topic must not keep the broker down.
+     * Applies one stored record at start-up, in log order: {@code offset} is its offset in the
+     * partition, {@code producerId} the producer of its transactional batch (an offset commit there is
+     * pending until {@link #replayEndTransaction}), else {@code RecordBatch.NO_PRODUCER_ID}. A record
+     * that does not decode is skipped with a warning: a damaged offsets topic must not keep the broker down.
      */
-    public void replay(ByteBuffer key, ByteBuffer value) {
+    public void replay(long offset, long producerId, ByteBuffer key, ByteBuffer value) {
         if (key == null) {
             return;
         }
@@ -427,13 +472,20 @@ public final class GroupOffsets {
                 if (value == null) {
                     ClassicGroup group = coordinator.groups.get(k.groupId());
                     if (group != null) {
-                        group.offsets.remove(k.partition());
+                        group.applyDelete(k.partition(), offset);
                     }
+                } else if (producerId >= 0) {
+                    transactional.replayPending(coordinator.getOrCreate(k.groupId()), producerId, k.partition(),
+                            GroupRecords.readOffsetValue(value), offset);
                 } else {
-                    coordinator.getOrCreate(k.groupId()).offsets.put(k.partition(), GroupRecords.readOffsetValue(value));
+                    coordinator.getOrCreate(k.groupId()).applyCommit(k.partition(), GroupRecords.readOffsetValue(value),
+                            offset);
                 }
             } else if (value == null) {
-                coordinator.groups.remove(k.groupId());
+                ClassicGroup removed = coordinator.groups.remove(k.groupId());
+                if (removed != null) {
+                    transactional.forget(removed);
+                }
             } else {
                 coordinator.getOrCreate(k.groupId()).loadFrom(GroupRecords.readGroupValue(value),
                         coordinator.time.milliseconds());
@@ -441,6 +493,14 @@ public final class GroupOffsets {
         } catch (GroupRecords.CorruptGroupRecordException e) {
             LOG.warn("skipping an offsets-topic record that does not decode: {}", e.getMessage());
         }
+    }
+
+    /**
+     * Applies a replayed COMMIT or ABORT marker of {@code producerId} at {@code markerOffset} in
+     * {@code __consumer_offsets} partition {@code partition} (see {@link TransactionalOffsets#completeTransaction}).
+     */
+    public void replayEndTransaction(int partition, long producerId, boolean commit, long markerOffset) {
+        transactional.completeTransaction(partition, producerId, commit, markerOffset);
     }
 
     /** After replay: loaded members get a session timeout, as if they had just heartbeated. */

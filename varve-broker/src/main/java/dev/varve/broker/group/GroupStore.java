@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
  * {@link Write} completes once the records are committed (every in-sync replica has them), or
  * exceptionally with a Kafka exception when they are not. A caller applies a change to memory only
  * when its write completes normally, so what a client was told is what the next coordinator replays.
+ * (Transactional offsets are the exception: see {@link TransactionalOffsets}.)
  */
 public interface GroupStore {
     /**
@@ -20,6 +21,19 @@ public interface GroupStore {
      *         locally (not the leader, the ISR too small, the log offline)
      */
     Write append(String groupId, List<SimpleRecord> records);
+
+    /**
+     * As {@link #append}, as one transactional batch of {@code producerId} and {@code producerEpoch}
+     * (a TxnOffsetCommit): the records count once the producer's COMMIT marker follows them in the
+     * partition, and never after its ABORT marker.
+     *
+     * @throws org.apache.kafka.common.errors.ApiException as {@link #append}, and
+     *         InvalidProducerEpochException when the partition has seen a newer epoch of the producer
+     */
+    Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records);
+
+    /** The {@code __consumer_offsets} partition that holds a group's records. */
+    int partitionFor(String groupId);
 
     /**
      * A local append and its replication.

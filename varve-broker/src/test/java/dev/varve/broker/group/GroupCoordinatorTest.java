@@ -35,18 +35,31 @@ class GroupCoordinatorTest {
      * not fetched them yet) until the test completes them; when null they are committed at once.
      */
     private List<CompletableFuture<Void>> uncommitted;
-    private final GroupStore store = (groupId, records) -> {
-        if (storeFails) {
-            throw new KafkaStorageException("disk gone");
+    private final GroupStore store = new GroupStore() {
+        @Override
+        public Write append(String groupId, List<SimpleRecord> records) {
+            if (storeFails) {
+                throw new KafkaStorageException("disk gone");
+            }
+            stored.addAll(records);
+            long last = stored.size() - 1;
+            if (uncommitted == null) {
+                return GroupStore.Write.committedAt(last);
+            }
+            CompletableFuture<Void> committed = new CompletableFuture<>();
+            uncommitted.add(committed);
+            return new GroupStore.Write(last, committed);
         }
-        stored.addAll(records);
-        long last = stored.size() - 1;
-        if (uncommitted == null) {
-            return GroupStore.Write.committedAt(last);
+
+        @Override
+        public Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records) {
+            throw new UnsupportedOperationException("see TransactionalOffsetsTest");
         }
-        CompletableFuture<Void> committed = new CompletableFuture<>();
-        uncommitted.add(committed);
-        return new GroupStore.Write(last, committed);
+
+        @Override
+        public int partitionFor(String groupId) {
+            return 0;
+        }
     };
     private GroupCoordinator coordinator = coordinator(0);
     private GroupOffsets offsets = new GroupOffsets(coordinator);
@@ -372,8 +385,9 @@ class GroupCoordinatorTest {
 
         GroupCoordinator restarted = coordinator(0);
         GroupOffsets restored = new GroupOffsets(restarted);
-        for (SimpleRecord r : stored) {
-            restored.replay(r.key(), r.value());
+        for (int i = 0; i < stored.size(); i++) {
+            restored.replay(i, org.apache.kafka.common.record.internal.RecordBatch.NO_PRODUCER_ID, stored.get(i).key(),
+                    stored.get(i).value());
         }
         restored.completeLoad();
         assertThat(restored.fetch("g", null).get(tp).offset()).isEqualTo(20);
