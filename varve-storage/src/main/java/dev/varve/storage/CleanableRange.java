@@ -20,7 +20,8 @@ import java.util.List;
  *       checkpoint is missing, below the log start or past the log end (and never above a
  *       truncation point since).</li>
  *   <li>{@code firstUncleanable}: the base offset of the first segment that is the active segment, or
- *       reaches the high watermark (nothing uncommitted is compacted), or (only among dirty segments)
+ *       reaches the last stable offset (nothing uncommitted is compacted, nor any transaction that may
+ *       still abort: the high watermark, or the first offset of the oldest open transaction), or (only among dirty segments)
  *       holds a record newer than {@code min.compaction.lag.ms}. Always a segment boundary.</li>
  *   <li>dirty ratio: bytes of dirty cleanable segments over those plus the clean segments' bytes.</li>
  *   <li>{@code mustCleanNow}: the oldest dirty batch (first batch timestamp of the first dirty, non-active
@@ -80,7 +81,7 @@ record CleanableRange(long firstDirty, long firstUncleanable, long cleanBytes, l
                 clean += segs.get(i).size();
                 continue;
             }
-            if (next > view.highWatermark()) {
+            if (next > view.lastStableOffset()) { // the high watermark, or an open transaction's first offset
                 firstUncleanable = s.baseOffset();
                 break;
             }

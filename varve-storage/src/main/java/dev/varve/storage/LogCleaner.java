@@ -192,6 +192,7 @@ final class LogCleaner {
             throws IOException {
         KeyOffsetMap offsets = map();
         offsets.clear();
+        AbortedRanges aborted = AbortedRanges.of(segs);
         for (int i = 0; i < segs.size(); i++) {
             LogSegment s = segs.get(i).segment();
             long next = i + 1 < segs.size() ? segs.get(i + 1).segment().baseOffset() : Long.MAX_VALUE;
@@ -214,7 +215,10 @@ final class LogCleaner {
                 checkAbort(abort);
                 MemoryRecords chunk = buffers.readBatches(s.log().channel(), position, end);
                 for (MutableRecordBatch batch : chunk.batches()) {
-                    if (batch.lastOffset() >= firstDirty && !batch.isControlBatch()) {
+                    // an aborted transaction's records never make a key's latest value: mapping them would
+                    // drop the committed record they were meant to replace (Kafka skips them too)
+                    if (batch.lastOffset() >= firstDirty && !batch.isControlBatch()
+                            && !(batch.isTransactional() && aborted.contains(batch.producerId(), batch.baseOffset()))) {
                         Integer count = batch.countOrNull();
                         if (count != null && offsets.size() + count > offsets.maxEntries()) {
                             return Math.max(batch.baseOffset(), firstDirty);
@@ -234,6 +238,39 @@ final class LogCleaner {
             }
         }
         return upper;
+    }
+
+    /**
+     * The aborted transactions of a log's segments (their {@code .txnindex} entries) by producer: a
+     * transactional batch of producer P at offset o was aborted when an entry of P covers o (from the
+     * transaction's first offset to its abort marker).
+     */
+    private static final class AbortedRanges {
+        private final java.util.Map<Long, List<long[]>> byProducer = new java.util.HashMap<>();
+
+        static AbortedRanges of(List<SegmentRef> segs) throws IOException {
+            AbortedRanges r = new AbortedRanges();
+            for (SegmentRef ref : segs) {
+                for (dev.varve.storage.index.TransactionIndex.AbortedTxn t : ref.segment().txnIndex().all()) {
+                    r.byProducer.computeIfAbsent(t.producerId(), k -> new ArrayList<>())
+                            .add(new long[] {t.firstOffset(), t.lastOffset()});
+                }
+            }
+            return r;
+        }
+
+        boolean contains(long producerId, long offset) {
+            List<long[]> ranges = byProducer.get(producerId);
+            if (ranges == null) {
+                return false;
+            }
+            for (long[] range : ranges) {
+                if (offset >= range[0] && offset <= range[1]) {
+                    return true;
+                }
+            }
+            return false;
+        }
     }
 
     /**

@@ -1025,8 +1025,14 @@ public final class PartitionLog implements AutoCloseable {
      * @param truncatedTo   the lowest offset the log was truncated to since the previous view, or
      *                      {@link Long#MAX_VALUE}: the cleaner's dirty offset must not stay above it
      */
-    record CleaningView(List<SegmentRef> segments, long logStartOffset, long highWatermark, long logEndOffset,
-                        LogConfig config, java.util.Set<Long> retainOffsets, long truncatedTo) {
+    /**
+     * @param lastStableOffset the high watermark, or the first offset of the oldest transaction still
+     *                         open (or whose marker is not yet replicated) when that is lower: the
+     *                         cleaner stops before it, as Kafka's does, since that transaction may
+     *                         still abort
+     */
+    record CleaningView(List<SegmentRef> segments, long logStartOffset, long highWatermark, long lastStableOffset,
+                        long logEndOffset, LogConfig config, java.util.Set<Long> retainOffsets, long truncatedTo) {
     }
 
     /** A consistent view for the cleaner, or null when the log is closed. */
@@ -1047,8 +1053,8 @@ public final class PartitionLog implements AutoCloseable {
             }
             long truncatedTo = truncatedToSinceCleanerView;
             truncatedToSinceCleanerView = Long.MAX_VALUE;
-            return new CleaningView(List.copyOf(refs), logStartOffset, highWatermark, logEnd.offset(), config,
-                    retain, truncatedTo);
+            return new CleaningView(List.copyOf(refs), logStartOffset, highWatermark, lastStableOffset(), logEnd.offset(),
+                    config, retain, truncatedTo);
         }
     }
 

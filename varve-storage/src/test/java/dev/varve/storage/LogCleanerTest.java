@@ -252,6 +252,35 @@ class LogCleanerTest {
         assertThat(reopened.abortedTransactions(0, reopened.logEndOffset())).isEqualTo(before);
     }
 
+    private static MemoryRecords txnBatch(long producerId, String key, String value) {
+        return MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, (short) 0, 0,
+                new SimpleRecord(T0, key.getBytes(), value.getBytes()));
+    }
+
+    @Test
+    void anAbortedOrStillOpenTransactionNeverCompactsAwayTheCommittedValueItWouldHaveReplaced() throws IOException {
+        PartitionLog log = log(CompactionSupport.compacted(100_000, 1000));
+        log.appendAsLeader(batch(T0, "a", "a-committed", "b", "b-committed"), 0);
+        log.appendAsLeader(txnBatch(70, "a", "a-aborted"), 0);
+        log.appendMarkerAsLeader(70, (short) 0, 0, false, 0); // producer 70 aborts
+        log.roll();
+        log.appendAsLeader(batch(T0, "c", "c-committed"), 0);
+        log.roll();
+        log.appendAsLeader(txnBatch(71, "b", "b-open"), 0); // producer 71's transaction stays open
+        log.roll();
+        log.appendAsLeader(batch(T0, "d", "d-committed"), 0);
+        log.roll();
+        log.updateHighWatermark(log.logEndOffset());
+        assertThat(log.lastStableOffset()).as("the open transaction's first offset").isEqualTo(5);
+
+        cleaner(log, 64 * 1024).cleanUntilDone(10);
+        // a: the aborted value is no key's latest value, so the committed one stays (the aborted record
+        // stays too, hidden from read_committed by the transaction index); b: the open transaction's
+        // segment is past the last stable offset and is neither cleaned nor used to clean
+        assertThat(readAll(log)).extracting(Read::value)
+                .contains("a-committed", "b-committed", "c-committed", "d-committed", "b-open");
+    }
+
     @Test
     void neverTouchesTheActiveSegmentUncommittedRecordsOrRecordsYoungerThanTheMinLag() throws IOException {
         LogConfig config = CompactionSupport.compacted(100_000, 1000).with(TopicConfig.MIN_COMPACTION_LAG_MS_CONFIG, 10_000L);
