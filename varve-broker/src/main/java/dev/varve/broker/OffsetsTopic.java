@@ -11,7 +11,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.CorruptRecordException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.ControlRecordType;
@@ -28,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The internal compacted topic {@code __consumer_offsets}: where the group coordinator stores
@@ -51,14 +49,14 @@ public final class OffsetsTopic implements GroupStore {
     private final GroupConfig config;
     /** Fixed at start-up (the existing topic's count, else the configured one), as Kafka fixes it. */
     private final int partitions;
-    /** Cluster mode: the creation request in flight, so a burst of FindCoordinator sends one. */
-    private final AtomicReference<CompletableFuture<Void>> creating = new AtomicReference<>();
+    private final InternalTopicCreation creation;
 
     public OffsetsTopic(BrokerContext broker, GroupConfig config) {
         this.broker = broker;
         this.config = config;
         this.partitions = broker.topics().get(NAME).map(TopicRegistry.TopicInfo::partitions)
                 .orElse(config.offsetsTopicNumPartitions());
+        this.creation = new InternalTopicCreation(broker, NAME);
     }
 
     /** The partition of {@code __consumer_offsets} that holds a group. */
@@ -89,37 +87,12 @@ public final class OffsetsTopic implements GroupStore {
      * request thread waits for it.
      */
     public boolean ensureExists() {
-        if (broker.topics().get(NAME).isPresent()) {
-            return true;
-        }
         Map<String, String> configs = Map.of(
                 "cleanup.policy", "compact",
                 "segment.bytes", Integer.toString(config.offsetsTopicSegmentBytes()),
                 "compression.type", "producer");
-        if (broker.replicaManager().cluster() != null) {
-            CompletableFuture<Void> inFlight = creating.get();
-            if (inFlight == null || inFlight.isDone()) {
-                CompletableFuture<Void> next = new CompletableFuture<>();
-                if (creating.compareAndSet(inFlight, next)) {
-                    broker.createTopicAsync(NAME, partitions, configs).whenComplete((v, e) -> {
-                        if (e != null) {
-                            LOG.warn("creating {} failed (the next request retries): {}", NAME, e.toString());
-                        } else {
-                            LOG.info("created {} with {} partitions", NAME, partitions);
-                        }
-                        next.complete(null);
-                    });
-                }
-            }
-            return broker.topics().get(NAME).isPresent();
-        }
-        try {
-            broker.createTopic(NAME, partitions, configs);
-            LOG.info("created {} with {} partitions", NAME, partitions);
-        } catch (TopicExistsException e) {
-            // created concurrently
-        }
-        return true;
+        return creation.ensureExists(partitions,
+                (short) broker.config().intValue(BrokerConfig.OFFSETS_TOPIC_REPLICATION_FACTOR), configs);
     }
 
     @Override

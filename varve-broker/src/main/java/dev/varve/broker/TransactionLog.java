@@ -10,7 +10,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.errors.CoordinatorNotAvailableException;
 import org.apache.kafka.common.errors.NotCoordinatorException;
-import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -24,7 +23,6 @@ import org.slf4j.LoggerFactory;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The internal compacted topic {@code __transaction_state}: one record per transition of a
@@ -47,12 +45,13 @@ public final class TransactionLog implements TransactionCoordinator.Log {
     private final BrokerContext broker;
     /** Fixed at start-up (the existing topic's count, else the configured one), as Kafka fixes it. */
     private final int partitions;
-    private final AtomicReference<CompletableFuture<Void>> creating = new AtomicReference<>();
+    private final InternalTopicCreation creation;
 
     public TransactionLog(BrokerContext broker) {
         this.broker = broker;
         this.partitions = broker.topics().get(NAME).map(TopicRegistry.TopicInfo::partitions)
                 .orElse(broker.config().intValue(BrokerConfig.TRANSACTION_STATE_LOG_NUM_PARTITIONS));
+        this.creation = new InternalTopicCreation(broker, NAME);
     }
 
     public int partitions() {
@@ -73,41 +72,16 @@ public final class TransactionLog implements TransactionCoordinator.Log {
             return true;
         }
         BrokerConfig config = broker.config();
-        Map<String, String> configs = Map.of(
-                "cleanup.policy", "compact",
-                "compression.type", "uncompressed",
-                "segment.bytes", Integer.toString(config.intValue(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)));
         short rf = (short) config.intValue(BrokerConfig.TRANSACTION_STATE_LOG_REPLICATION_FACTOR);
         var cluster = broker.replicaManager().cluster();
         // the replication factor is capped at the brokers present, and min.insync.replicas at it
         int alive = cluster == null ? 1 : (int) cluster.image().brokers().values().stream().filter(b -> !b.fenced()).count();
         int minIsr = Math.max(1, Math.min(config.intValue(BrokerConfig.TRANSACTION_STATE_LOG_MIN_ISR), Math.min(rf, alive)));
-        configs = new java.util.HashMap<>(configs);
-        configs.put("min.insync.replicas", Integer.toString(minIsr));
-        if (cluster != null) {
-            CompletableFuture<Void> inFlight = creating.get();
-            if (inFlight == null || inFlight.isDone()) {
-                CompletableFuture<Void> next = new CompletableFuture<>();
-                if (creating.compareAndSet(inFlight, next)) {
-                    broker.createTopicAsync(NAME, partitions, rf, configs).whenComplete((v, e) -> {
-                        if (e != null) {
-                            LOG.warn("creating {} failed (the next request retries): {}", NAME, e.toString());
-                        } else {
-                            LOG.info("created {} with {} partitions", NAME, partitions);
-                        }
-                        next.complete(null);
-                    });
-                }
-            }
-            return broker.topics().get(NAME).isPresent();
-        }
-        try {
-            broker.createTopic(NAME, partitions, configs);
-            LOG.info("created {} with {} partitions", NAME, partitions);
-        } catch (TopicExistsException e) {
-            // created concurrently
-        }
-        return true;
+        return creation.ensureExists(partitions, rf, Map.of(
+                "cleanup.policy", "compact",
+                "compression.type", "uncompressed",
+                "segment.bytes", Integer.toString(config.intValue(BrokerConfig.TRANSACTION_STATE_LOG_SEGMENT_BYTES)),
+                "min.insync.replicas", Integer.toString(minIsr)));
     }
 
     @Override
