@@ -273,13 +273,26 @@ class TransactionalProducerTest {
         send(other, "c", 3);
         other.commitTransaction();
         // read_committed reads up to the last stable offset: the abandoned transaction holds it back until
-        // the coordinator aborts it; readAll waits for the position to reach the end it was told
-        long deadline = System.currentTimeMillis() + 15_000;
-        Map<Integer, List<String>> committed;
-        do {
-            Thread.sleep(200);
-            committed = readAll("read_committed");
-        } while (committed.values().stream().mapToInt(List::size).sum() < 3 && System.currentTimeMillis() < deadline);
+        // the coordinator aborts it. Wait for that (every partition stable up to its log end) before
+        // reading, so the read does not race the abort.
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()))) {
+            Map<TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+            for (int p = 0; p < PARTITIONS; p++) {
+                latest.put(new TopicPartition(TOPIC, p), org.apache.kafka.clients.admin.OffsetSpec.latest());
+            }
+            long deadline = System.currentTimeMillis() + 15_000;
+            while (true) {
+                var stable = admin.listOffsets(latest, new org.apache.kafka.clients.admin.ListOffsetsOptions(
+                        org.apache.kafka.common.IsolationLevel.READ_COMMITTED)).all().get();
+                var ends = admin.listOffsets(latest).all().get();
+                boolean done = latest.keySet().stream().allMatch(tp -> stable.get(tp).offset() == ends.get(tp).offset());
+                if (done || System.currentTimeMillis() > deadline) {
+                    break;
+                }
+                Thread.sleep(100);
+            }
+        }
+        Map<Integer, List<String>> committed = readAll("read_committed");
         for (int p = 0; p < PARTITIONS; p++) {
             assertThat(committed.get(p)).as("partition %d", p).containsExactlyElementsOf(values("c", 3, p));
         }
