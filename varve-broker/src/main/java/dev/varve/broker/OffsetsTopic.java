@@ -4,7 +4,6 @@ import dev.varve.broker.group.GroupConfig;
 import dev.varve.broker.group.GroupOffsets;
 import dev.varve.broker.group.GroupStore;
 import dev.varve.storage.AppendOrigin;
-import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
 import dev.varve.storage.ProducerStateTable;
 import org.apache.kafka.common.TopicPartition;
@@ -40,8 +39,6 @@ import java.util.concurrent.CompletableFuture;
 public final class OffsetsTopic implements GroupStore {
     private static final Logger LOG = LoggerFactory.getLogger(OffsetsTopic.class);
     public static final String NAME = Topic.GROUP_METADATA_TOPIC_NAME;
-    /** Bytes read per step while replaying; a larger batch is still read whole. */
-    private static final int LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
     /** Kafka's offsets.commit.timeout.ms default: how long a write waits for the in-sync replicas. */
     private static final long COMMIT_TIMEOUT_MS = 5_000;
 
@@ -151,40 +148,25 @@ public final class OffsetsTopic implements GroupStore {
      */
     private static long loadPartition(PartitionLog log, GroupOffsets offsets, long end) {
         int partition = log.topicPartition().partition();
-        long next = log.logStartOffset();
-        long count = 0;
-        while (next < end) {
-            LogSlice slice = log.read(next, LOAD_BUFFER_BYTES, end, true);
-            if (slice.isEmpty()) {
-                break;
-            }
-            long before = next;
-            for (RecordBatch batch : slice.records().batches()) {
-                if (batch.lastOffset() < next) {
-                    continue;
+        long[] count = {0};
+        InternalTopicReplay.replay(log, end, (batch, from) -> {
+            if (batch.isControlBatch()) {
+                EndTransactionMarker marker = batch.hasProducerId() ? markerOf(batch) : null;
+                if (marker != null) {
+                    offsets.replayEndTransaction(partition, batch.producerId(),
+                            marker.controlType() == ControlRecordType.COMMIT, batch.baseOffset());
                 }
-                if (batch.isControlBatch()) {
-                    EndTransactionMarker marker = batch.hasProducerId() ? markerOf(batch) : null;
-                    if (marker != null) {
-                        offsets.replayEndTransaction(partition, batch.producerId(),
-                                marker.controlType() == ControlRecordType.COMMIT, batch.baseOffset());
-                    }
-                } else {
-                    long producerId = batch.isTransactional() ? batch.producerId() : RecordBatch.NO_PRODUCER_ID;
-                    for (Record r : batch) {
-                        if (r.offset() >= next) {
-                            offsets.replay(r.offset(), producerId, r.key(), r.hasValue() ? r.value() : null);
-                            count++;
-                        }
-                    }
+                return;
+            }
+            long producerId = batch.isTransactional() ? batch.producerId() : RecordBatch.NO_PRODUCER_ID;
+            for (Record r : batch) {
+                if (r.offset() >= from) {
+                    offsets.replay(r.offset(), producerId, r.key(), r.hasValue() ? r.value() : null);
+                    count[0]++;
                 }
-                next = batch.nextOffset();
             }
-            if (next == before) {
-                break; // no progress: never loop on a log that reads nothing new
-            }
-        }
-        return count;
+        });
+        return count[0];
     }
 
     /** The COMMIT or ABORT marker of a control batch; null (with a warning) when it holds none that decodes. */

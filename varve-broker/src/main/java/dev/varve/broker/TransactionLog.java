@@ -4,7 +4,6 @@ import dev.varve.broker.txn.TransactionCoordinator;
 import dev.varve.broker.txn.TransactionRecords;
 import dev.varve.broker.txn.TransactionState;
 import dev.varve.broker.txn.TxnMetadata;
-import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.compress.Compression;
@@ -14,7 +13,6 @@ import org.apache.kafka.common.internals.Topic;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.Record;
-import org.apache.kafka.common.record.internal.RecordBatch;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
@@ -37,8 +35,6 @@ import java.util.concurrent.CompletableFuture;
 public final class TransactionLog implements TransactionCoordinator.Log {
     private static final Logger LOG = LoggerFactory.getLogger(TransactionLog.class);
     public static final String NAME = Topic.TRANSACTION_STATE_TOPIC_NAME;
-    /** Bytes read per step while loading; a larger batch is still read whole. */
-    private static final int LOAD_BUFFER_BYTES = 5 * 1024 * 1024;
     /** How long a write waits for the in-sync replicas (Kafka's request timeout for coordinator appends). */
     private static final long WRITE_TIMEOUT_MS = 5_000;
 
@@ -121,41 +117,26 @@ public final class TransactionLog implements TransactionCoordinator.Log {
             return ids;
         }
         PartitionLog log = broker.replicaManager().log(new TopicPartition(NAME, partition));
-        long end = log.logEndOffset();
-        long next = log.logStartOffset();
-        while (next < end) {
-            LogSlice slice = log.read(next, LOAD_BUFFER_BYTES, end, true);
-            if (slice.isEmpty()) {
-                break;
+        InternalTopicReplay.replay(log, log.logEndOffset(), (batch, from) -> {
+            if (batch.isControlBatch()) {
+                return;
             }
-            long before = next;
-            for (RecordBatch batch : slice.records().batches()) {
-                if (batch.lastOffset() < next) {
+            for (Record r : batch) {
+                if (r.offset() < from || !r.hasKey()) {
                     continue;
                 }
-                if (!batch.isControlBatch()) {
-                    for (Record r : batch) {
-                        if (r.offset() < next || !r.hasKey()) {
-                            continue;
-                        }
-                        try {
-                            String id = TransactionRecords.decodeKey(r.key());
-                            if (r.hasValue()) {
-                                ids.put(id, TransactionRecords.decodeValue(id, r.value()));
-                            } else {
-                                ids.remove(id);
-                            }
-                        } catch (TransactionRecords.CorruptTransactionRecordException e) {
-                            LOG.error("{}-{} at offset {}: {}", NAME, partition, r.offset(), e.getMessage());
-                        }
+                try {
+                    String id = TransactionRecords.decodeKey(r.key());
+                    if (r.hasValue()) {
+                        ids.put(id, TransactionRecords.decodeValue(id, r.value()));
+                    } else {
+                        ids.remove(id);
                     }
+                } catch (TransactionRecords.CorruptTransactionRecordException e) {
+                    LOG.error("{}-{} at offset {}: {}", NAME, partition, r.offset(), e.getMessage());
                 }
-                next = batch.nextOffset();
             }
-            if (next == before) {
-                break; // no progress: never loop on a log that reads nothing new
-            }
-        }
+        });
         return ids;
     }
 }

@@ -322,19 +322,13 @@ public final class TransactionCoordinator {
         TxnMetadata from;
         TxnMetadata next;
         synchronized (this) {
-            o = owned.get(log.partitionFor(transactionalId));
-            Errors notHere = notHere(o);
-            if (notHere != null) {
-                return CompletableFuture.completedFuture(notHere);
+            ProducerLookup found = findProducer(transactionalId, producerId, producerEpoch);
+            if (found.error() != null) {
+                return CompletableFuture.completedFuture(found.error());
             }
-            e = o.ids.get(transactionalId);
-            if (e == null || e.current.producerId() != producerId) {
-                return CompletableFuture.completedFuture(Errors.INVALID_PRODUCER_ID_MAPPING);
-            }
+            o = found.owner();
+            e = found.entry();
             from = e.current;
-            if (from.producerEpoch() != producerEpoch) {
-                return CompletableFuture.completedFuture(Errors.PRODUCER_FENCED);
-            }
             if (e.pending || from.state() == TransactionState.PREPARE_COMMIT || from.state() == TransactionState.PREPARE_ABORT) {
                 return CompletableFuture.completedFuture(Errors.CONCURRENT_TRANSACTIONS);
             }
@@ -365,19 +359,13 @@ public final class TransactionCoordinator {
         Owned o;
         Entry e;
         synchronized (this) {
-            o = owned.get(log.partitionFor(transactionalId));
-            Errors notHere = notHere(o);
-            if (notHere != null) {
-                return CompletableFuture.completedFuture(notHere);
+            ProducerLookup found = findProducer(transactionalId, producerId, producerEpoch);
+            if (found.error() != null) {
+                return CompletableFuture.completedFuture(found.error());
             }
-            e = o.ids.get(transactionalId);
-            if (e == null || e.current.producerId() != producerId) {
-                return CompletableFuture.completedFuture(Errors.INVALID_PRODUCER_ID_MAPPING);
-            }
+            o = found.owner();
+            e = found.entry();
             TxnMetadata m = e.current;
-            if (producerEpoch != m.producerEpoch()) {
-                return CompletableFuture.completedFuture(Errors.PRODUCER_FENCED);
-            }
             if (e.pending) {
                 return CompletableFuture.completedFuture(Errors.CONCURRENT_TRANSACTIONS);
             }
@@ -586,6 +574,30 @@ public final class TransactionCoordinator {
     private boolean stillOwns(Owned o, Entry e) {
         Owned now = owned.get(o.partition);
         return now == o && o.ids.get(e.current.transactionalId()) == e;
+    }
+
+    /** The id's partition and entry, or why a request of {@code producerId} at {@code epoch} cannot act on it. */
+    private record ProducerLookup(Errors error, Owned owner, Entry entry) {
+    }
+
+    /**
+     * Holds the monitor. NOT_COORDINATOR or COORDINATOR_LOAD_IN_PROGRESS, INVALID_PRODUCER_ID_MAPPING
+     * (no such id, or another producer id), PRODUCER_FENCED (another epoch), in Kafka's order.
+     */
+    private ProducerLookup findProducer(String transactionalId, long producerId, short epoch) {
+        Owned o = owned.get(log.partitionFor(transactionalId));
+        Errors notHere = notHere(o);
+        if (notHere != null) {
+            return new ProducerLookup(notHere, null, null);
+        }
+        Entry e = o.ids.get(transactionalId);
+        if (e == null || e.current.producerId() != producerId) {
+            return new ProducerLookup(Errors.INVALID_PRODUCER_ID_MAPPING, null, null);
+        }
+        if (e.current.producerEpoch() != epoch) {
+            return new ProducerLookup(Errors.PRODUCER_FENCED, null, null);
+        }
+        return new ProducerLookup(null, o, e);
     }
 
     private static Errors notHere(Owned o) {
