@@ -41,7 +41,8 @@ public final class AddOffsetsToTxnHandler extends AllVersionsHandler {
         }
         TopicPartition tp = new TopicPartition(OffsetsTopic.NAME, offsetsTopic.partitionFor(data.groupId()));
         return coordinator.addPartitions(data.transactionalId(), data.producerId(), data.producerEpoch(), Set.of(tp))
-                .thenApply(AddOffsetsToTxnHandler::response);
+                .thenApply(error -> response(ProducerFencedError.forVersion(error, request.version(),
+                        ProducerFencedError.ADD_OFFSETS_TO_TXN)));
     }
 
     private static AbstractResponse response(Errors error) {

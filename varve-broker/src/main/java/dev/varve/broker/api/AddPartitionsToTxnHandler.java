@@ -80,8 +80,10 @@ public final class AddPartitionsToTxnHandler implements ApiHandler {
         Set<TopicPartition> set = new HashSet<>(partitions);
         return coordinator.addPartitions(id, data.v3AndBelowProducerId(), data.v3AndBelowProducerEpoch(), set)
                 .thenApply(error -> {
+                    Errors answer = ProducerFencedError.forVersion(error, request.version(),
+                            ProducerFencedError.ADD_PARTITIONS_TO_TXN);
                     Map<TopicPartition, Errors> all = new HashMap<>();
-                    set.forEach(tp -> all.put(tp, error));
+                    set.forEach(tp -> all.put(tp, answer));
                     return response(id, all);
                 });
     }

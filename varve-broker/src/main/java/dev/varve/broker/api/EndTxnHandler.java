@@ -43,6 +43,7 @@ public final class EndTxnHandler implements ApiHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         EndTxnRequestData data = ((EndTxnRequest) request).data();
         return coordinator.endTransaction(data.transactionalId(), data.producerId(), data.producerEpoch(), data.committed())
-                .thenApply(error -> new EndTxnResponse(new EndTxnResponseData().setErrorCode(error.code())));
+                .thenApply(error -> new EndTxnResponse(new EndTxnResponseData().setErrorCode(
+                        ProducerFencedError.forVersion(error, request.version(), ProducerFencedError.END_TXN).code())));
     }
 }

@@ -37,7 +37,8 @@ public final class InitProducerIdHandler extends AllVersionsHandler {
         InitProducerIdResponseData response = new InitProducerIdResponseData();
         if (data.transactionalId() != null) {
             return transactions.initProducerId(data.transactionalId(), data.transactionTimeoutMs(), data.producerId(),
-                    data.producerEpoch()).thenApply(r -> new InitProducerIdResponse(response.setErrorCode(r.error().code())
+                    data.producerEpoch()).thenApply(r -> new InitProducerIdResponse(response.setErrorCode(
+                    ProducerFencedError.forVersion(r.error(), request.version(), ProducerFencedError.INIT_PRODUCER_ID).code())
                     .setProducerId(r.producerId()).setProducerEpoch(r.producerEpoch())));
         }
         if (data.producerId() >= 0 && data.producerEpoch() >= 0 && data.producerEpoch() < Short.MAX_VALUE - 1) {
