@@ -126,8 +126,14 @@ final class LogCleaner {
         CleanedTransactions transactions;
         try {
             transactions = CleanedTransactions.of(segs);
-            endOffset = firstUncleanable <= firstDirty ? firstDirty
-                    : buildMap(segs, firstDirty, firstUncleanable, transactions, abort, mapBytes);
+            if (firstUncleanable <= firstDirty) {
+                // no dirty section (a round for expired tombstones and markers alone): the map must be empty,
+                // not the previous round's, which may be another log's
+                offsets.clear();
+                endOffset = firstDirty;
+            } else {
+                endOffset = buildMap(segs, firstDirty, firstUncleanable, transactions, abort, mapBytes);
+            }
         } catch (IOException | RuntimeException e) {
             if (e instanceof AbortedException || log.stillHolds(segs)) {
                 throw e;

@@ -144,6 +144,29 @@ class LogCleanerTest {
     }
 
     @Test
+    void aRoundForExpiredTombstonesAloneNeverUsesTheKeyMapOfAnotherLog() throws IOException {
+        PartitionLog a = log(CompactionSupport.compacted(100_000, 5_000));
+        PartitionLog b = PartitionLog.open(tmp.resolve("other-0").toFile(), new TopicPartition("other", 0),
+                CompactionSupport.compacted(100_000, 5_000), time, scheduler);
+        open.add(b);
+        List<PartitionLog> logs = new ArrayList<>(List.of(a));
+        LogCleanerManager cleaner = CompactionSupport.manager(CompactionSupport.cleanerConfig(64 * 1024), tmp.toFile(), time,
+                logs, SegmentSwap.Hook.NONE);
+        appendAll(a, batch(T0, "k", "kept"), batch(T0, "gone", null));
+        cleaner.cleanUntilDone(10); // a's tombstone gets its horizon
+        // then the worker cleans another log in which "k" has a later offset than in a
+        logs.add(b);
+        for (int i = 0; i < 20; i++) {
+            b.appendAsLeader(batch(T0, "k", "b" + i), 0);
+        }
+        appendAll(b);
+        cleaner.cleanUntilDone(10);
+        time.advance(5_000);
+        assertThat(cleaner.cleanUntilDone(10)).as("a round for a's expired tombstone").isEqualTo(1);
+        assertThat(readAll(a)).extracting(Read::value).containsExactly("kept");
+    }
+
+    @Test
     void everyCodecIsFilteredAndRecompressedWithItsOwnCodec() throws IOException {
         PartitionLog log = log(CompactionSupport.compacted(100_000, 1000));
         List<Compression> codecs = List.of(Compression.NONE, Compression.gzip().build(), Compression.snappy().build(),
