@@ -34,8 +34,9 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * Compaction through the broker, with stock clients: a compacted topic keeps the latest value of
- * each key (tombstoned keys disappear), keyless records are refused, and {@code __consumer_offsets}
- * itself is compacted while committed offsets stay right across a restart.
+ * each key (tombstoned keys disappear), keyless records are refused, a transactional one keeps the
+ * latest committed value and loses its aborted records, and {@code __consumer_offsets} itself is
+ * compacted while committed offsets stay right across a restart.
  */
 class CompactedTopicTest {
     @TempDir
@@ -51,7 +52,8 @@ class CompactedTopicTest {
                 "group.initial.rebalance.delay.ms", "0",
                 "log.cleaner.backoff.ms", "50",
                 "log.cleaner.min.cleanable.ratio", "0.01",
-                "log.cleaner.delete.retention.ms", "0")));
+                "log.cleaner.delete.retention.ms", "0",
+                "transaction.state.log.num.partitions", "1")));
     }
 
     @BeforeEach
@@ -128,6 +130,97 @@ class CompactedTopicTest {
         // may already be at work while the records arrive, so no "size before" is measured)
         await().atMost(30, TimeUnit.SECONDS).until(() -> logBytes("accounts") < 3000 * 60 / 5);
         assertThat(readAll("accounts", 3000)).isEqualTo(expected);
+    }
+
+    /** Every value in the log of partition 0 of {@code topic}, read from the broker's storage. */
+    private List<String> valuesInLog(String topic) {
+        dev.varve.storage.PartitionLog log = broker.context().replicaManager().log(new TopicPartition(topic, 0));
+        List<String> values = new java.util.ArrayList<>();
+        long next = log.logStartOffset();
+        while (next < log.logEndOffset()) {
+            long last = next;
+            for (org.apache.kafka.common.record.internal.RecordBatch b
+                    : log.read(next, 1 << 20, log.logEndOffset(), true).records().batches()) {
+                if (!b.isControlBatch()) {
+                    for (org.apache.kafka.common.record.internal.Record r : b) {
+                        values.add(r.hasValue() ? java.nio.charset.StandardCharsets.UTF_8.decode(r.value()).toString() : null);
+                    }
+                }
+                last = b.lastOffset();
+            }
+            next = last + 1;
+        }
+        return values;
+    }
+
+    private Map<String, String> readLatest(String topic, String isolation, List<String> seen) {
+        Properties cp = new Properties();
+        cp.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        cp.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
+        cp.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        cp.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
+        Map<String, String> latest = new HashMap<>();
+        try (KafkaConsumer<String, String> c = new KafkaConsumer<>(cp)) {
+            TopicPartition tp = new TopicPartition(topic, 0);
+            c.assign(List.of(tp));
+            c.seekToBeginning(List.of(tp));
+            long end = c.endOffsets(List.of(tp)).get(tp);
+            long deadline = System.currentTimeMillis() + 30_000;
+            while (c.position(tp) < end && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> r : c.poll(Duration.ofMillis(100))) {
+                    seen.add(r.value());
+                    latest.put(r.key(), r.value());
+                }
+            }
+            assertThat(c.position(tp)).isEqualTo(end);
+        }
+        return latest;
+    }
+
+    @Test
+    void aCompactedTransactionalTopicKeepsTheLatestCommittedValuesAndLosesItsAbortedRecords() throws Exception {
+        try (Admin admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic("ledger", 1, (short) 1).configs(Map.of(
+                    "cleanup.policy", "compact", "segment.bytes", "1024")))).all().get();
+        }
+        Map<String, String> expected = new HashMap<>();
+        Properties pp = new Properties();
+        pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+        pp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "ledger-writer");
+        pp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        pp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        try (KafkaProducer<String, String> p = new KafkaProducer<>(pp)) {
+            p.initTransactions();
+            for (int t = 0; t < 60; t++) {
+                boolean abort = t < 40 && t % 3 == 0; // then committed ones only, so none is left in the active segment
+                p.beginTransaction();
+                for (int i = 0; i < 4; i++) {
+                    String key = t < 40 ? "k" + ((t * 4 + i) % 10) : "filler-" + t + "-" + i;
+                    String value = (abort ? "aborted-" : t < 40 ? "committed-" : "filler-") + t + "-" + i;
+                    p.send(new ProducerRecord<>("ledger", 0, key, value));
+                    if (!abort) {
+                        expected.put(key, value);
+                    }
+                }
+                if (abort) {
+                    p.abortTransaction();
+                } else {
+                    p.commitTransaction();
+                }
+            }
+        }
+        // the cleaner removes the aborted records (and the superseded committed ones)
+        await().atMost(30, TimeUnit.SECONDS).until(() -> {
+            List<String> values = valuesInLog("ledger");
+            return values.stream().noneMatch(v -> v.startsWith("aborted-"))
+                    && values.stream().filter(v -> v.startsWith("committed-")).count() == 10;
+        });
+        List<String> committedSeen = new java.util.ArrayList<>();
+        assertThat(readLatest("ledger", "read_committed", committedSeen)).isEqualTo(expected);
+        List<String> uncommittedSeen = new java.util.ArrayList<>();
+        assertThat(readLatest("ledger", "read_uncommitted", uncommittedSeen)).as("nothing aborted is left to read")
+                .isEqualTo(expected);
+        assertThat(uncommittedSeen).noneMatch(v -> v.startsWith("aborted-"));
     }
 
     @Test

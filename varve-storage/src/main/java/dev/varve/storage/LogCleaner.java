@@ -26,11 +26,13 @@ import java.util.function.BooleanSupplier;
  * <pre>
  *   segments:  [ clean ........ ][ dirty ............... ][ uncleanable ][ active ]
  *                                ^ firstDirty             ^ firstUncleanable
- *   1. map:    key hash -> latest offset over the dirty section (stops early when the map is full:
- *              endOffset = the first offset not mapped)
+ *   1. map:    key hash -> latest offset over the dirty section, aborted transactions' records left
+ *              out (stops early when the map is full: endOffset = the first offset not mapped)
  *   2. rewrite every segment below endOffset, in groups of consecutive segments of at most
  *              segment.bytes together, each group into one new segment keeping only each key's latest
- *              record (CompactionFilter); offsets are kept, so the new segment has gaps
+ *              record (CompactionFilter); offsets are kept, so the new segment has gaps. Aborted
+ *              transactions' records go; markers go a round after their transaction is empty and their
+ *              delete horizon has passed (CleanedTransactions, whose state runs across the groups)
  *   3. swap each group's new segment in (SegmentSwap), under the log's lock for a moment
  * </pre>
  *
@@ -65,11 +67,14 @@ final class LogCleaner {
      * @param mapBytesRead           bytes of dirty segments read to build the map
      * @param bytesRead              bytes of segments rewritten (the round's input)
      * @param bytesWritten           bytes of the segments written in their place
-     * @param latestTombstoneHorizonMs latest delete horizon of a tombstone kept, or NO_TIMESTAMP
+     * @param abortedDropped         records of aborted transactions dropped
+     * @param markersDropped         transaction markers dropped (past their delete horizon)
+     * @param latestDeleteHorizonMs  latest delete horizon of a tombstone or marker kept, or NO_TIMESTAMP
      */
     record Result(TopicPartition topicPartition, long firstDirtyOffset, long endOffset, boolean completed, int groups,
                   long mapBytesRead, long bytesRead, long bytesWritten, long recordsRead, long recordsRetained,
-                  long tombstonesDropped, long keylessDropped, long latestTombstoneHorizonMs, long elapsedNanos) {
+                  long tombstonesDropped, long keylessDropped, long abortedDropped, long markersDropped,
+                  long latestDeleteHorizonMs, long elapsedNanos) {
     }
 
     private final CleanerConfig config;
@@ -118,16 +123,24 @@ final class LogCleaner {
         KeyOffsetMap offsets = map();
         long[] mapBytes = new long[1];
         long endOffset;
+        CleanedTransactions transactions;
         try {
-            endOffset = firstUncleanable <= firstDirty ? firstDirty
-                    : buildMap(segs, firstDirty, firstUncleanable, abort, mapBytes);
+            transactions = CleanedTransactions.of(segs);
+            if (firstUncleanable <= firstDirty) {
+                // no dirty section (a round for expired tombstones and markers alone): the map must be empty,
+                // not the previous round's, which may be another log's
+                offsets.clear();
+                endOffset = firstDirty;
+            } else {
+                endOffset = buildMap(segs, firstDirty, firstUncleanable, transactions, abort, mapBytes);
+            }
         } catch (IOException | RuntimeException e) {
             if (e instanceof AbortedException || log.stillHolds(segs)) {
                 throw e;
             }
             LOG.info("{}: the log changed while its offset map was built ({}); skipping this round",
                     log.topicPartition(), e.toString());
-            return new Result(log.topicPartition(), firstDirty, firstDirty, false, 0, mapBytes[0], 0, 0, 0, 0, 0, 0,
+            return new Result(log.topicPartition(), firstDirty, firstDirty, false, 0, mapBytes[0], 0, 0, 0, 0, 0, 0, 0, 0,
                     RecordBatch.NO_TIMESTAMP, time.nanoseconds() - startNanos);
         }
         if (firstUncleanable > firstDirty && endOffset <= firstDirty) {
@@ -149,7 +162,7 @@ final class LogCleaner {
         try {
             syncDirtySegments(log, segs, firstDirty, endOffset);
             for (List<SegmentRef> group : groups) {
-                if (!cleanGroup(log, view, group, segs, endOffset, nowMs, abort, stats)) {
+                if (!cleanGroup(log, view, group, segs, endOffset, nowMs, transactions, abort, stats)) {
                     completed = false;
                     LOG.info("{}: the log changed during cleaning; this round stops after {} of {} groups",
                             log.topicPartition(), done, groups.size());
@@ -169,7 +182,8 @@ final class LogCleaner {
         buffers.shrink();
         return new Result(log.topicPartition(), firstDirty, endOffset, completed, groups.size(), mapBytes[0],
                 stats.bytesRead, stats.bytesWritten, stats.recordsRead, stats.recordsRetained, stats.tombstonesDropped,
-                stats.keylessDropped, stats.horizon, time.nanoseconds() - startNanos);
+                stats.keylessDropped, stats.abortedDropped, stats.markersDropped, stats.horizon,
+                time.nanoseconds() - startNanos);
     }
 
     private static final class Stats {
@@ -179,6 +193,8 @@ final class LogCleaner {
         long recordsRetained;
         long tombstonesDropped;
         long keylessDropped;
+        long abortedDropped;
+        long markersDropped;
         long horizon = RecordBatch.NO_TIMESTAMP;
     }
 
@@ -188,11 +204,10 @@ final class LogCleaner {
      *
      * @return the first offset not mapped ({@code upper} when everything fit)
      */
-    private long buildMap(List<SegmentRef> segs, long firstDirty, long upper, BooleanSupplier abort, long[] bytesRead)
-            throws IOException {
+    private long buildMap(List<SegmentRef> segs, long firstDirty, long upper, CleanedTransactions transactions,
+                          BooleanSupplier abort, long[] bytesRead) throws IOException {
         KeyOffsetMap offsets = map();
         offsets.clear();
-        AbortedRanges aborted = AbortedRanges.of(segs);
         for (int i = 0; i < segs.size(); i++) {
             LogSegment s = segs.get(i).segment();
             long next = i + 1 < segs.size() ? segs.get(i + 1).segment().baseOffset() : Long.MAX_VALUE;
@@ -218,7 +233,7 @@ final class LogCleaner {
                     // an aborted transaction's records never make a key's latest value: mapping them would
                     // drop the committed record they were meant to replace (Kafka skips them too)
                     if (batch.lastOffset() >= firstDirty && !batch.isControlBatch()
-                            && !(batch.isTransactional() && aborted.contains(batch.producerId(), batch.baseOffset()))) {
+                            && !(batch.isTransactional() && transactions.isAborted(batch.producerId(), batch.baseOffset()))) {
                         Integer count = batch.countOrNull();
                         if (count != null && offsets.size() + count > offsets.maxEntries()) {
                             return Math.max(batch.baseOffset(), firstDirty);
@@ -238,39 +253,6 @@ final class LogCleaner {
             }
         }
         return upper;
-    }
-
-    /**
-     * The aborted transactions of a log's segments (their {@code .txnindex} entries) by producer: a
-     * transactional batch of producer P at offset o was aborted when an entry of P covers o (from the
-     * transaction's first offset to its abort marker).
-     */
-    private static final class AbortedRanges {
-        private final java.util.Map<Long, List<long[]>> byProducer = new java.util.HashMap<>();
-
-        static AbortedRanges of(List<SegmentRef> segs) throws IOException {
-            AbortedRanges r = new AbortedRanges();
-            for (SegmentRef ref : segs) {
-                for (dev.varve.storage.index.TransactionIndex.AbortedTxn t : ref.segment().txnIndex().all()) {
-                    r.byProducer.computeIfAbsent(t.producerId(), k -> new ArrayList<>())
-                            .add(new long[] {t.firstOffset(), t.lastOffset()});
-                }
-            }
-            return r;
-        }
-
-        boolean contains(long producerId, long offset) {
-            List<long[]> ranges = byProducer.get(producerId);
-            if (ranges == null) {
-                return false;
-            }
-            for (long[] range : ranges) {
-                if (offset >= range[0] && offset <= range[1]) {
-                    return true;
-                }
-            }
-            return false;
-        }
     }
 
     /**
@@ -329,27 +311,23 @@ final class LogCleaner {
 
     /** Writes one group's compacted segment and swaps it in; false when the log changed meanwhile. */
     private boolean cleanGroup(PartitionLog log, PartitionLog.CleaningView view, List<SegmentRef> group,
-                               List<SegmentRef> all, long endOffset, long nowMs, BooleanSupplier abort, Stats stats)
-            throws IOException {
+                               List<SegmentRef> all, long endOffset, long nowMs, CleanedTransactions transactions,
+                               BooleanSupplier abort, Stats stats) throws IOException {
         LogSegment last = group.get(group.size() - 1).segment();
         long groupLastOffset = last.readNextOffset() - 1;
         CompactionFilter filter = new CompactionFilter(map(), nowMs, view.config().deleteRetentionMs(),
-                view.retainOffsets(), groupLastOffset);
+                view.retainOffsets(), view.markerOnlyProducers(), transactions, groupLastOffset);
         long base = group.get(0).segment().baseOffset();
         File dir = log.dir();
         deleteStaleCleanedFiles(dir, base);
         LogSegment cleaned = LogSegment.open(dir, base, view.config(), nowMs, LogFileNames.CLEANED_SUFFIX);
         boolean swapped;
         try {
+            // the aborted transactions whose markers are in the group and that still have data get their
+            // index entries in the cleaned segment as the filter reads the markers
+            transactions.writeIndexTo(cleaned.txnIndex());
             for (SegmentRef ref : group) {
                 copyFiltered(ref, cleaned, filter, abort, stats);
-            }
-            // markers are kept whole and aborted data is not removed yet, so every aborted transaction
-            // of the group stays as it was: its index entries move to the cleaned segment
-            for (SegmentRef ref : group) {
-                for (dev.varve.storage.index.TransactionIndex.AbortedTxn t : ref.segment().txnIndex().all()) {
-                    cleaned.txnIndex().append(t);
-                }
             }
             cleaned.onBecomeInactive();
             cleaned.flush();
@@ -368,7 +346,9 @@ final class LogCleaner {
         } else {
             stats.tombstonesDropped += filter.tombstonesDropped();
             stats.keylessDropped += filter.keylessDropped();
-            stats.horizon = Math.max(stats.horizon, filter.latestTombstoneHorizonMs());
+            stats.abortedDropped += filter.abortedDropped();
+            stats.markersDropped += filter.markersDropped();
+            stats.horizon = Math.max(stats.horizon, filter.latestDeleteHorizonMs());
         }
         return swapped;
     }
@@ -409,7 +389,7 @@ final class LogCleaner {
 
     private static void deleteStaleCleanedFiles(File dir, long base) throws IOException {
         for (File f : List.of(LogFileNames.logFile(dir, base), LogFileNames.offsetIndexFile(dir, base),
-                LogFileNames.timeIndexFile(dir, base))) {
+                LogFileNames.timeIndexFile(dir, base), LogFileNames.txnIndexFile(dir, base))) {
             Files.deleteIfExists(new File(dir, f.getName() + LogFileNames.CLEANED_SUFFIX).toPath());
         }
     }

@@ -32,8 +32,8 @@ import java.util.function.Supplier;
  * wholly below the high watermark, or holds a record newer than {@code min.compaction.lag.ms}. A log is a
  * candidate when its dirty bytes are more than {@code min.cleanable.dirty.ratio} of its clean plus dirty
  * bytes, or when its oldest dirty batch is older than {@code max.compaction.lag.ms}; the candidate past
- * its max lag, else the dirtiest, is cleaned. With no candidate, a log whose kept tombstones have all
- * reached their delete horizon is re-cleaned to drop them.
+ * its max lag, else the dirtiest, is cleaned. With no candidate, a log whose kept tombstones and
+ * transaction markers have all reached their delete horizon is re-cleaned to drop them.
  *
  * <p>Each of the {@code log.cleaner.threads} workers is a periodic scheduler task
  * ({@code log.cleaner.backoff.ms}); a pass cleans logs until none is a candidate (at most a few per pass,
@@ -57,7 +57,7 @@ public final class LogCleanerManager {
     private final Set<TopicPartition> paused = new HashSet<>();
     private final Set<TopicPartition> aborting = new HashSet<>();
     private final Set<TopicPartition> uncleanable = new HashSet<>();
-    private final Map<TopicPartition, Long> tombstoneHorizons = new HashMap<>();
+    private final Map<TopicPartition, Long> deleteHorizons = new HashMap<>();
     private boolean shutdown;
 
     /**
@@ -133,9 +133,11 @@ public final class LogCleanerManager {
             if (r.completed()) {
                 recordDone(choice.log, r);
             }
-            LOG.info("{}: cleaned offsets {}-{} ({}): read {} bytes, wrote {}, kept {} of {} records in {} ms",
+            LOG.info("{}: cleaned offsets {}-{} ({}): read {} bytes, wrote {}, kept {} of {} records ({} of aborted"
+                            + " transactions and {} markers dropped) in {} ms",
                     tp, r.firstDirtyOffset(), r.endOffset(), r.completed() ? "complete" : "stopped: the log changed",
-                    r.bytesRead(), r.bytesWritten(), r.recordsRetained(), r.recordsRead(), r.elapsedNanos() / 1_000_000);
+                    r.bytesRead(), r.bytesWritten(), r.recordsRetained(), r.recordsRead(), r.abortedDropped(),
+                    r.markersDropped(), r.elapsedNanos() / 1_000_000);
             return Optional.of(new CleanResult(tp, r.firstDirtyOffset(), r.endOffset(), r.completed(), r.bytesRead(),
                     r.bytesWritten(), r.recordsRead(), r.recordsRetained(), r.elapsedNanos()));
         } catch (LogCleaner.AbortedException e) {
@@ -191,7 +193,7 @@ public final class LogCleanerManager {
                     best = c;
                 }
             } else if (tombstonesOnly == null) {
-                Long horizon = tombstoneHorizons.get(tp);
+                Long horizon = deleteHorizons.get(tp);
                 if (horizon != null && horizon != RecordBatch.NO_TIMESTAMP && horizon <= nowMs && range.firstDirty() > view.segments().get(0).segment().baseOffset()) {
                     tombstonesOnly = new Choice(log, view, new CleanableRange(range.firstDirty(), range.firstDirty(),
                             range.cleanBytes(), 0, false));
@@ -215,7 +217,7 @@ public final class LogCleanerManager {
             return;
         }
         checkpointsOf(log).put(tp, r.endOffset());
-        tombstoneHorizons.put(tp, r.latestTombstoneHorizonMs());
+        deleteHorizons.put(tp, r.latestDeleteHorizonMs());
         writeCheckpoint(log.dir().getParentFile());
     }
 
@@ -273,7 +275,7 @@ public final class LogCleanerManager {
         synchronized (this) {
             paused.remove(tp);
             uncleanable.remove(tp);
-            tombstoneHorizons.remove(tp);
+            deleteHorizons.remove(tp);
             Map<TopicPartition, Long> m = checkpoints.get(logDir.getAbsoluteFile());
             if (m != null && m.remove(tp) != null) {
                 writeCheckpoint(logDir);

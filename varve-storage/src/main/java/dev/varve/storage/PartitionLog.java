@@ -1022,6 +1022,10 @@ public final class PartitionLog implements AutoCloseable {
      * @param segments      every segment in offset order (the last is the active one)
      * @param retainOffsets last offsets of the batches idempotent producers still remember: the cleaner
      *                      keeps these batches (empty if need be) so deduplication survives a reload
+     * @param markerOnlyProducers producers remembered without any data batch (their last write was a
+     *                      transaction marker, often of a new epoch), with their epoch: the cleaner keeps
+     *                      their control batches of that epoch (empty if need be) so the epoch survives a
+     *                      reload (Kafka's rule)
      * @param truncatedTo   the lowest offset the log was truncated to since the previous view, or
      *                      {@link Long#MAX_VALUE}: the cleaner's dirty offset must not stay above it
      */
@@ -1032,7 +1036,8 @@ public final class PartitionLog implements AutoCloseable {
      *                         still abort
      */
     record CleaningView(List<SegmentRef> segments, long logStartOffset, long highWatermark, long lastStableOffset,
-                        long logEndOffset, LogConfig config, java.util.Set<Long> retainOffsets, long truncatedTo) {
+                        long logEndOffset, LogConfig config, java.util.Set<Long> retainOffsets,
+                        Map<Long, Short> markerOnlyProducers, long truncatedTo) {
     }
 
     /** A consistent view for the cleaner, or null when the log is closed. */
@@ -1046,15 +1051,19 @@ public final class PartitionLog implements AutoCloseable {
                 refs.add(new SegmentRef(s, s.size()));
             }
             java.util.Set<Long> retain = new java.util.HashSet<>();
+            Map<Long, Short> markerOnly = new java.util.HashMap<>();
             for (ProducerStateEntry e : producerStateManager.entries().values()) {
                 for (ProducerStateEntry.BatchMetadata b : e.batches()) {
                     retain.add(b.lastOffset());
+                }
+                if (e.batches().isEmpty()) {
+                    markerOnly.put(e.producerId(), e.producerEpoch());
                 }
             }
             long truncatedTo = truncatedToSinceCleanerView;
             truncatedToSinceCleanerView = Long.MAX_VALUE;
             return new CleaningView(List.copyOf(refs), logStartOffset, highWatermark, lastStableOffset(), logEnd.offset(),
-                    config, retain, truncatedTo);
+                    config, retain, markerOnly, truncatedTo);
         }
     }
 

@@ -144,6 +144,29 @@ class LogCleanerTest {
     }
 
     @Test
+    void aRoundForExpiredTombstonesAloneNeverUsesTheKeyMapOfAnotherLog() throws IOException {
+        PartitionLog a = log(CompactionSupport.compacted(100_000, 5_000));
+        PartitionLog b = PartitionLog.open(tmp.resolve("other-0").toFile(), new TopicPartition("other", 0),
+                CompactionSupport.compacted(100_000, 5_000), time, scheduler);
+        open.add(b);
+        List<PartitionLog> logs = new ArrayList<>(List.of(a));
+        LogCleanerManager cleaner = CompactionSupport.manager(CompactionSupport.cleanerConfig(64 * 1024), tmp.toFile(), time,
+                logs, SegmentSwap.Hook.NONE);
+        appendAll(a, batch(T0, "k", "kept"), batch(T0, "gone", null));
+        cleaner.cleanUntilDone(10); // a's tombstone gets its horizon
+        // then the worker cleans another log in which "k" has a later offset than in a
+        logs.add(b);
+        for (int i = 0; i < 20; i++) {
+            b.appendAsLeader(batch(T0, "k", "b" + i), 0);
+        }
+        appendAll(b);
+        cleaner.cleanUntilDone(10);
+        time.advance(5_000);
+        assertThat(cleaner.cleanUntilDone(10)).as("a round for a's expired tombstone").isEqualTo(1);
+        assertThat(readAll(a)).extracting(Read::value).containsExactly("kept");
+    }
+
+    @Test
     void everyCodecIsFilteredAndRecompressedWithItsOwnCodec() throws IOException {
         PartitionLog log = log(CompactionSupport.compacted(100_000, 1000));
         List<Compression> codecs = List.of(Compression.NONE, Compression.gzip().build(), Compression.snappy().build(),
@@ -212,20 +235,28 @@ class LogCleanerTest {
     }
 
     @Test
-    void controlBatchesAreKept() throws IOException {
+    void aMarkerWithoutDataIsKeptUntilItsDeleteHorizonThenDropped() throws IOException {
         PartitionLog log = log(CompactionSupport.compacted(100_000, 1000));
         log.appendAsFollower(MemoryRecords.withRecords(0L, Compression.NONE, new SimpleRecord(T0, "k".getBytes(), "a".getBytes())));
         log.appendAsFollower(MemoryRecords.withEndTransactionMarker(1L, T0, 0, 9L, (short) 0,
                 new EndTransactionMarker(ControlRecordType.COMMIT, 0)));
         log.appendAsFollower(MemoryRecords.withRecords(2L, Compression.NONE, new SimpleRecord(T0, "k".getBytes(), "b".getBytes())));
         appendAll(log);
-        cleaner(log, 64 * 1024).cleanUntilDone(10);
+        log.removeExpiredProducers(0); // producer 9 forgotten: nothing keeps its marker for its epoch
+        LogCleanerManager cleaner = cleaner(log, 64 * 1024);
+        cleaner.cleanUntilDone(10);
+        // its transaction has no data: the marker stays, stamped with a delete horizon, until then
         List<CompactionSupport.ReadBatch> batches = CompactionSupport.readAllBatches(log);
         assertThat(batches).extracting(CompactionSupport.ReadBatch::base).containsExactly(1L, 2L);
+        assertThat(batches.get(0).records()).singleElement()
+                .satisfies(r -> assertThat(r.deleteHorizonMs()).hasValue(T0 + 1000));
+        time.advance(1000);
+        assertThat(cleaner.cleanUntilDone(10)).as("a round for the expired marker").isEqualTo(1);
+        assertThat(CompactionSupport.readAllBatches(log)).extracting(CompactionSupport.ReadBatch::base).containsExactly(2L);
     }
 
     @Test
-    void abortedTransactionsStayIndexedInTheCleanedSegmentsAndAcrossARestart() throws IOException {
+    void abortedTransactionsWhoseBatchesStayAreIndexedInTheCleanedSegmentsAndAcrossARestart() throws IOException {
         PartitionLog log = log(CompactionSupport.compacted(300, 1000));
         for (int i = 0; i < 6; i++) {
             long pid = 50 + i;
@@ -240,6 +271,10 @@ class LogCleanerTest {
         assertThat(cleaner(log, 64 * 1024).cleanUntilDone(10)).isGreaterThan(0);
         assertThat(CompactionSupport.readAllBatches(log)).as("older values compacted away (each producer's last batch stays, empty)")
                 .anySatisfy(b -> assertThat(b.records()).isEmpty());
+        assertThat(readAll(log)).as("data records (the markers' control records aside)").extracting(Read::value)
+                .filteredOn(v -> v.startsWith("v")).containsExactly("v4", "v5");
+        // the aborted transactions' records are gone, but their batches stay (empty) as the last batches
+        // of producers the partition remembers: their markers and index entries stay with them
         assertThat(log.abortedTransactions(0, log.logEndOffset())).isEqualTo(before);
 
         long hw = log.highWatermark();
@@ -274,11 +309,12 @@ class LogCleanerTest {
         assertThat(log.lastStableOffset()).as("the open transaction's first offset").isEqualTo(5);
 
         cleaner(log, 64 * 1024).cleanUntilDone(10);
-        // a: the aborted value is no key's latest value, so the committed one stays (the aborted record
-        // stays too, hidden from read_committed by the transaction index); b: the open transaction's
-        // segment is past the last stable offset and is neither cleaned nor used to clean
+        // a: the aborted value is no key's latest value, so the committed one stays (and the aborted
+        // record goes); b: the open transaction's segment is past the last stable offset and is neither
+        // cleaned nor used to clean
         assertThat(readAll(log)).extracting(Read::value)
-                .contains("a-committed", "b-committed", "c-committed", "d-committed", "b-open");
+                .contains("a-committed", "b-committed", "c-committed", "d-committed", "b-open")
+                .doesNotContain("a-aborted");
     }
 
     @Test
