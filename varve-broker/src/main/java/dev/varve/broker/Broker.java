@@ -90,6 +90,7 @@ public final class Broker implements AutoCloseable {
     private final TxnMarkerWriter markerWriter;
     /** Cluster mode: markers to partitions other brokers lead. */
     private final dev.varve.broker.cluster.TxnMarkerChannel markerChannel;
+    private final dev.varve.broker.cluster.AddPartitionsChannel addPartitionsChannel;
     /** Applies the outcome of __consumer_offsets writes that complete after their request (see GroupCoordinator#write). */
     private final java.util.concurrent.ExecutorService groupCallbacks;
     private final dev.varve.broker.cluster.ClusterServices cluster;
@@ -170,6 +171,20 @@ public final class Broker implements AutoCloseable {
                 config.intValue(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS)),
                 transactionLog, markerWriter, () -> context.producerIds().nextProducerId(), Time.SYSTEM);
         this.transactionPartitions = new TransactionPartitions(transactionLog, transactions, timer);
+        TxnPartitionVerifier txnVerifier = new TxnPartitionVerifier(context, transactions, transactionLog, timer);
+        TxnOffsetCommitVerifier offsetsVerifier = (txnId, producerId, epoch, groupId, version) -> {
+            TxnPartitionVerifier.Operation op = TxnPartitionVerifier.Operation.forTxnOffsetCommit(version);
+            if (!txnVerifier.asks(op)) {
+                return java.util.concurrent.CompletableFuture.completedFuture(org.apache.kafka.common.protocol.Errors.NONE);
+            }
+            org.apache.kafka.common.TopicPartition offsets = new org.apache.kafka.common.TopicPartition(OffsetsTopic.NAME, offsetsTopic.partitionFor(groupId));
+            return txnVerifier.addOrVerify(txnId, producerId, epoch, java.util.Set.of(offsets), op).thenApply(failed -> {
+                org.apache.kafka.common.protocol.Errors e = failed.getOrDefault(offsets, org.apache.kafka.common.protocol.Errors.NONE);
+                // the coordinator unreachable: the producer finds it again and retries
+                return e == org.apache.kafka.common.protocol.Errors.NOT_ENOUGH_REPLICAS
+                        ? org.apache.kafka.common.protocol.Errors.COORDINATOR_NOT_AVAILABLE : e;
+            });
+        };
         dev.varve.broker.group.CoordinatorGate groupGate = coordinatorPartitions != null ? coordinatorPartitions
                 : dev.varve.broker.group.CoordinatorGate.ALWAYS;
         markerWriter.setOffsetsListener(new TxnMarkerWriter.OffsetsMarkerListener() {
@@ -192,7 +207,7 @@ public final class Broker implements AutoCloseable {
 
         List<ApiHandler> handlers = new ArrayList<>(List.of(
                 new MetadataHandler(context),
-                new ProduceHandler(context),
+                new ProduceHandler(context, txnVerifier),
                 new FetchHandler(context),
                 new ListOffsetsHandler(context),
                 new CreateTopicsHandler(context),
@@ -216,7 +231,7 @@ public final class Broker implements AutoCloseable {
                 new DescribeGroupsHandler(groupOffsets),
                 new DeleteGroupsHandler(groupOffsets),
                 new OffsetDeleteHandler(context, groupOffsets),
-                new TxnOffsetCommitHandler(context, groupOffsets.transactional(), TxnOffsetCommitVerifier.NONE),
+                new TxnOffsetCommitHandler(context, groupOffsets.transactional(), offsetsVerifier),
                 new OffsetForLeaderEpochHandler(context)));
         handlers.add(new AddPartitionsToTxnHandler(context, transactions));
         handlers.add(new AddOffsetsToTxnHandler(transactions, offsetsTopic));
@@ -237,7 +252,8 @@ public final class Broker implements AutoCloseable {
             }
         }
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
-        handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions()));
+        handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
+                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));
         dispatcher[0] = new RequestDispatcher(handlers);
         this.dispatcher = dispatcher[0];
         // A cluster broker serves clients only once caught up with the metadata log (see below).
@@ -281,12 +297,17 @@ public final class Broker implements AutoCloseable {
             this.markerChannel = new dev.varve.broker.cluster.TxnMarkerChannel(config.nodeId(), replicaManager.cluster(),
                     config.clientListeners().get(0).listenerName(), MARKER_REQUEST_TIMEOUT_MS, Time.SYSTEM);
             markerWriter.setChannel(markerChannel);
+            this.addPartitionsChannel = new dev.varve.broker.cluster.AddPartitionsChannel(config.nodeId(),
+                    replicaManager.cluster(), config.clientListeners().get(0).listenerName(), MARKER_REQUEST_TIMEOUT_MS,
+                    Time.SYSTEM);
+            txnVerifier.setChannel(addPartitionsChannel);
             if (servesOnlyWhenCaughtUp) {
                 cluster.lifecycle().caughtUp().thenRun(() -> dispatcher[0].setAccepting(true));
             }
         } else {
             this.cluster = null;
             this.markerChannel = null;
+            this.addPartitionsChannel = null;
         }
     }
 
@@ -411,6 +432,9 @@ public final class Broker implements AutoCloseable {
         }
         transactionPartitions.close();
         markerWriter.close();
+        if (addPartitionsChannel != null) {
+            addPartitionsChannel.close();
+        }
         if (markerChannel != null) {
             markerChannel.close();
         }

@@ -79,6 +79,8 @@ public final class BrokerConfig {
     public static final String TRANSACTION_STATE_LOG_MIN_ISR = "transaction.state.log.min.isr";
     public static final String TRANSACTION_STATE_LOG_SEGMENT_BYTES = "transaction.state.log.segment.bytes";
     public static final String TRANSACTION_MAX_TIMEOUT_MS = "transaction.max.timeout.ms";
+    public static final String TRANSACTION_PARTITION_VERIFICATION_ENABLE = "transaction.partition.verification.enable";
+    public static final String TRANSACTION_VERSION = "transaction.version";
     public static final String TRANSACTIONAL_ID_EXPIRATION_MS = "transactional.id.expiration.ms";
     public static final String TRANSACTION_ABORT_TIMED_OUT_CLEANUP_INTERVAL_MS =
             "transaction.abort.timed.out.transaction.cleanup.interval.ms";
@@ -189,6 +191,8 @@ public final class BrokerConfig {
             .define(TRANSACTION_STATE_LOG_MIN_ISR, INT, 2, atLeast(1), HIGH, "min.insync.replicas of __transaction_state.")
             .define(TRANSACTION_STATE_LOG_SEGMENT_BYTES, INT, 100 * 1024 * 1024, atLeast(1), HIGH, "Segment size of __transaction_state.")
             .define(TRANSACTION_MAX_TIMEOUT_MS, INT, 900_000, atLeast(1), HIGH, "Largest transaction.timeout.ms a producer may ask for (larger: INVALID_TRANSACTION_TIMEOUT).")
+            .define(TRANSACTION_PARTITION_VERIFICATION_ENABLE, BOOLEAN, true, LOW, "Before a producer's first transactional write to a partition, its leader asks the transaction coordinator whether the partition is in the transaction (KIP-890 part 1); a write that is not is refused with INVALID_TXN_STATE.")
+            .define(TRANSACTION_VERSION, INT, 2, org.apache.kafka.common.config.ConfigDef.Range.between(0, 2), HIGH, "The finalized level of Kafka's transaction.version feature this broker advertises: 2 lets Kafka 4 clients use transactions V2 (KIP-890 part 2: an epoch bump with every commit or abort, partitions added by Produce and TxnOffsetCommit, EndTxn v5); 0 or 1 keeps every client on the V1 protocol. Kafka finalizes it with kafka-features; every broker of a cluster must be given the same value.")
             .define(TRANSACTIONAL_ID_EXPIRATION_MS, INT, 604_800_000, atLeast(1), HIGH, "A transactional id with no transaction for this long is removed.")
             .define(TRANSACTION_ABORT_TIMED_OUT_CLEANUP_INTERVAL_MS, INT, 10_000, atLeast(1), LOW, "How often transactions past their timeout are aborted.")
             .define(TRANSACTION_REMOVE_EXPIRED_CLEANUP_INTERVAL_MS, INT, 3_600_000, atLeast(1), LOW, "How often expired transactional ids are removed.")
@@ -432,6 +436,10 @@ public final class BrokerConfig {
 
     public boolean autoCreateTopics() {
         return (Boolean) values.get(AUTO_CREATE_TOPICS);
+    }
+
+    public boolean transactionPartitionVerificationEnable() {
+        return (Boolean) values.get(TRANSACTION_PARTITION_VERIFICATION_ENABLE);
     }
 
     public boolean deleteTopicEnable() {

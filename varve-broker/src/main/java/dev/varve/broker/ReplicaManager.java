@@ -76,11 +76,37 @@ public final class ReplicaManager {
     /** As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean)}, with the producer checks of {@code origin}. */
     public LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
                                        dev.varve.storage.AppendOrigin origin) {
+        return appendAsLeader(tp, records, acksAll, origin, null);
+    }
+
+    /**
+     * As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean, dev.varve.storage.AppendOrigin)};
+     * with {@code guard} not null the leader verifies transactions (KIP-890, see
+     * {@link dev.varve.storage.PartitionLog#appendAsLeader(MemoryRecords, int, dev.varve.storage.AppendOrigin,
+     * dev.varve.storage.VerificationGuard)}).
+     */
+    public LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
+                                       dev.varve.storage.AppendOrigin origin, dev.varve.storage.VerificationGuard guard) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
-            return c.appendAsLeader(tp, records, acksAll, origin);
+            return c.appendAsLeader(tp, records, acksAll, origin, guard);
         }
-        return new LeaderAppend(appendLocally(tp, records, origin), LEADER_EPOCH);
+        PartitionLog log = log(tp);
+        LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH, origin, guard);
+        // committed at once; forward only: a racing append may have moved it past this one's end already
+        log.maybeIncrementHighWatermark(info.lastOffset() + 1);
+        if (info.numRecords() > 0) {
+            purgatory.wake(tp);
+        }
+        return new LeaderAppend(info, LEADER_EPOCH);
+    }
+
+    /**
+     * Starts verifying {@code producerId}'s transactional write to {@code tp}, which this broker must
+     * lead (see {@link PartitionLog#startTransactionVerification}).
+     */
+    public dev.varve.storage.VerificationGuard startTransactionVerification(TopicPartition tp, long producerId, short epoch) {
+        return log(tp).startTransactionVerification(producerId, epoch);
     }
 
     /** An append as leader and the leader epoch it was made in (what an acks=all wait is tied to). */
@@ -130,14 +156,7 @@ public final class ReplicaManager {
     }
 
     private LogAppendInfo appendLocally(TopicPartition tp, MemoryRecords records, dev.varve.storage.AppendOrigin origin) {
-        PartitionLog log = log(tp);
-        LogAppendInfo info = log.appendAsLeader(records, LEADER_EPOCH, origin);
-        // committed at once; forward only: a racing append may have moved it past this one's end already
-        log.maybeIncrementHighWatermark(info.lastOffset() + 1);
-        if (info.numRecords() > 0) {
-            purgatory.wake(tp);
-        }
-        return info;
+        return appendAsLeader(tp, records, false, origin, null).info();
     }
 
     public FetchPurgatory purgatory() {

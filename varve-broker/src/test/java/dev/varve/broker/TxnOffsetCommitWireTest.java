@@ -48,8 +48,43 @@ class TxnOffsetCommitWireTest {
         return "txn-v" + v;
     }
 
+    /** The producer id InitProducerId gave each version's transactional id (epoch 0: a new id). */
+    private static final Map<Short, Long> PRODUCER_IDS = new java.util.concurrent.ConcurrentHashMap<>();
+
     private static long producerId(short v) {
-        return 1000 + v;
+        return PRODUCER_IDS.get(v);
+    }
+
+    /**
+     * Opens a real transaction for version {@code v}'s transactional id, as a producer does before it
+     * commits offsets in it: the coordinator checks (KIP-890) that the producer's transaction holds the
+     * group's offsets partition. Up to v4 the producer adds it with AddOffsetsToTxn; from v5
+     * (transactions V2) the TxnOffsetCommit adds it itself.
+     */
+    private static void begin(RawKafkaClient c, short v) throws Exception {
+        String id = "tx-" + v;
+        org.apache.kafka.common.requests.InitProducerIdResponse init = null;
+        for (int attempt = 0; attempt < 100; attempt++) {
+            c.send(new org.apache.kafka.common.requests.FindCoordinatorRequest.Builder(
+                    new org.apache.kafka.common.message.FindCoordinatorRequestData().setKeyType((byte) 1).setKey(id)), (short) 3);
+            init = c.send(new org.apache.kafka.common.requests.InitProducerIdRequest.Builder(
+                    new org.apache.kafka.common.message.InitProducerIdRequestData().setTransactionalId(id)
+                            .setTransactionTimeoutMs(600_000)), (short) 4);
+            if (init.error() == Errors.NONE) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        assertThat(init.error()).as("InitProducerId of " + id).isEqualTo(Errors.NONE);
+        assertThat(init.data().producerEpoch()).isZero();
+        PRODUCER_IDS.put(v, init.data().producerId());
+        if (v < 5) {
+            org.apache.kafka.common.requests.AddOffsetsToTxnResponse added = c.send(
+                    new org.apache.kafka.common.requests.AddOffsetsToTxnRequest.Builder(
+                            new org.apache.kafka.common.message.AddOffsetsToTxnRequestData().setTransactionalId(id)
+                                    .setProducerId(producerId(v)).setProducerEpoch((short) 0).setGroupId(group(v))), (short) 3);
+            assertThat(Errors.forCode(added.data().errorCode())).as("AddOffsetsToTxn of " + id).isEqualTo(Errors.NONE);
+        }
     }
 
     /** Even versions commit, odd ones abort, the newest stays open. */
@@ -66,6 +101,7 @@ class TxnOffsetCommitWireTest {
             assertThat(advertised(broker)).isEqualTo(List.of(ApiKeys.TXN_OFFSET_COMMIT.oldestVersion(), LATEST));
             try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
                 for (short v = ApiKeys.TXN_OFFSET_COMMIT.oldestVersion(); v <= LATEST; v++) {
+                    begin(c, v);
                     TxnOffsetCommitResponse r = c.send(request(v, topicId), v);
                     assertThat(r.data().topics()).as("v" + v).hasSize(2);
                     assertThat(r.data().topics().get(0).partitions()).extracting(p -> Errors.forCode(p.errorCode()))
@@ -76,6 +112,13 @@ class TxnOffsetCommitWireTest {
                             .isEqualTo(Errors.UNSTABLE_OFFSET_COMMIT);
                     assertThat(fetch(c, group(v), false).committedOffset()).as("v" + v).isEqualTo(-1);
                 }
+                // without a transaction that holds the offsets partition: refused, nothing pending
+                TxnOffsetCommitResponse stranger = c.send(TxnOffsetCommitRequest.Builder.forTopicNames(
+                        requestData((short) 3, topicId).setTransactionalId("tx-none").setGroupId("txn-none"), false),
+                        (short) 3);
+                assertThat(Errors.forCode(stranger.data().topics().get(0).partitions().get(0).errorCode()))
+                        .isEqualTo(Errors.INVALID_PRODUCER_ID_MAPPING);
+                assertThat(fetch(c, "txn-none", true).committedOffset()).isEqualTo(-1);
                 TxnOffsetCommitResponse noGroup = c.send(TxnOffsetCommitRequest.Builder.forTopicNames(
                         requestData((short) 3, topicId).setGroupId(""), false), (short) 3);
                 assertThat(noGroup.data().topics().get(0).partitions()).extracting(p -> Errors.forCode(p.errorCode()))

@@ -178,6 +178,18 @@ public final class PartitionLog implements AutoCloseable {
      * a {@link AppendOrigin#COORDINATOR} batch gets only the producer-epoch check (never a duplicate).
      */
     public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch, AppendOrigin origin) {
+        return appendAsLeader(records, leaderEpoch, origin, null);
+    }
+
+    /**
+     * As {@link #appendAsLeader(MemoryRecords, int, AppendOrigin)}; with {@code guard} not null the leader
+     * verifies transactions (KIP-890): a transactional batch that would open its producer's transaction
+     * here must present the guard {@link #startTransactionVerification} gave for it, still valid.
+     *
+     * @throws org.apache.kafka.common.errors.InvalidTxnStateException a transactional batch without a valid verification
+     */
+    public LogAppendInfo appendAsLeader(MemoryRecords records, int leaderEpoch, AppendOrigin origin,
+                                        VerificationGuard guard) {
         synchronized (lock) {
             ensureOpen();
             long nowMs = time.milliseconds();
@@ -186,7 +198,7 @@ public final class PartitionLog implements AutoCloseable {
             if (origin == AppendOrigin.COORDINATOR) {
                 producerStateManager.checkCoordinatorAppend(validated.batches());
             } else {
-                duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0);
+                duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0, guard);
             }
             if (duplicate.isPresent()) {
                 LOG.debug("{}: answering a retried batch with its original offsets {}", topicPartition, duplicate.get());
@@ -544,6 +556,20 @@ public final class PartitionLog implements AutoCloseable {
             segment = segments.higher(segment.baseOffset());
         }
         return out;
+    }
+
+    /**
+     * Starts the verification of {@code producerId}'s transactional write at {@code epoch} (KIP-890):
+     * {@link VerificationGuard#NONE} when its transaction is already open here, else the guard to
+     * present with the append once the coordinator confirmed the partition is in the transaction.
+     *
+     * @throws org.apache.kafka.common.errors.InvalidProducerEpochException the epoch is older than the producer's
+     */
+    public VerificationGuard startTransactionVerification(long producerId, short epoch) {
+        synchronized (lock) {
+            ensureOpen();
+            return producerStateManager.startVerification(producerId, epoch);
+        }
     }
 
     /**

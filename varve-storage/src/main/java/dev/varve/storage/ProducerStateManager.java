@@ -220,8 +220,14 @@ final class ProducerStateManager {
     }
 
     /** See {@link ProducerStateTable#checkAppend}. */
-    Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten) {
-        return table.checkAppend(batches, neverWritten);
+    Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten,
+                                        VerificationGuard guard) {
+        return table.checkAppend(batches, neverWritten, guard);
+    }
+
+    /** See {@link ProducerStateTable#startVerification}. */
+    VerificationGuard startVerification(long producerId, short epoch) {
+        return table.startVerification(producerId, epoch);
     }
 
     /**

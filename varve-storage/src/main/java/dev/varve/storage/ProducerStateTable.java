@@ -81,6 +81,8 @@ public final class ProducerStateTable {
     private final TreeMap<Long, Long> ongoing = new TreeMap<>();
     /** Closed transactions whose marker the high watermark has not passed: first offset to the transaction. */
     private final TreeMap<Long, CompletedTxn> unreplicated = new TreeMap<>();
+    /** Verifications in progress (KIP-890): producer id to the guard its first transactional write must present. */
+    private final Map<Long, VerificationGuard> verifying = new HashMap<>();
 
     /**
      * A transaction closed by its marker.
@@ -124,6 +126,18 @@ public final class ProducerStateTable {
      * @throws InvalidRecordException        for a negative base sequence
      */
     public Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten) {
+        return checkAppend(batches, neverWritten, null);
+    }
+
+    /**
+     * {@link #checkAppend(Iterable, boolean)}, and with {@code guard} not null (the leader verifies
+     * transactions, KIP-890): a transactional batch that would start its producer's transaction here
+     * must come with the guard {@link #startVerification} handed out and no marker written since.
+     *
+     * @throws InvalidTxnStateException a transactional batch without a valid verification
+     */
+    public Optional<BatchMetadata> checkAppend(Iterable<? extends RecordBatch> batches, boolean neverWritten,
+                                               VerificationGuard guard) {
         Map<Long, Pending> pending = null;
         for (RecordBatch batch : batches) {
             if (!batch.hasProducerId()) {
@@ -150,11 +164,51 @@ public final class ProducerStateTable {
                 throw new InvalidTxnStateException("expected a transactional write from producer " + producerId
                         + " in " + topicPartition + ": its transaction is open from offset " + committed.currentTxnFirstOffset());
             }
+            if (guard != null && batch.isTransactional() && !pending.containsKey(producerId)
+                    && !hasOngoingTransaction(producerId, epoch)) {
+                VerificationGuard expected = verifying.get(producerId);
+                if (guard == VerificationGuard.NONE || expected != guard) {
+                    throw new InvalidTxnStateException("Record was not part of an ongoing transaction: producer "
+                            + producerId + " at epoch " + epoch + " has no transaction open in " + topicPartition
+                            + " that its transaction coordinator confirmed");
+                }
+            }
             Pending current = pending.computeIfAbsent(producerId, id -> Pending.of(committed));
             check(producerId, current, epoch, firstSeq, neverWritten);
             pending.put(producerId, new Pending(epoch, batch.lastSequence()));
         }
         return Optional.empty();
+    }
+
+    /** Whether {@code producerId} has a transaction open here, at {@code epoch}. */
+    public boolean hasOngoingTransaction(long producerId, short epoch) {
+        ProducerStateEntry e = producers.get(producerId);
+        return e != null && e.inTransaction() && e.producerEpoch() == epoch;
+    }
+
+    /**
+     * A leader is about to ask the transaction coordinator whether {@code producerId}'s write at
+     * {@code epoch} belongs to its transaction: {@link VerificationGuard#NONE} when its transaction is
+     * already open here (nothing to ask), else the guard the write must present (the one already
+     * handed out, when a verification of the same or an older epoch is in progress).
+     *
+     * @throws InvalidProducerEpochException the epoch is older than the producer's current one
+     */
+    public VerificationGuard startVerification(long producerId, short epoch) {
+        if (hasOngoingTransaction(producerId, epoch)) {
+            return VerificationGuard.NONE;
+        }
+        ProducerStateEntry e = producers.get(producerId);
+        if (e != null && epoch < e.producerEpoch()) {
+            throw new InvalidProducerEpochException("epoch " + epoch + " of producer " + producerId + " in "
+                    + topicPartition + " is older than its current epoch " + e.producerEpoch());
+        }
+        VerificationGuard current = verifying.get(producerId);
+        if (current == null || current.producerEpoch() < epoch) {
+            current = new VerificationGuard(epoch);
+            verifying.put(producerId, current);
+        }
+        return current;
     }
 
     /**
@@ -289,6 +343,7 @@ public final class ProducerStateTable {
                 producers.put(producerId, entry.withEpoch(epoch, maxTimestamp));
                 return Optional.empty();
             }
+            verifying.remove(producerId); // a verification begun before the marker is void
             long first = entry.inTransaction() ? entry.currentTxnFirstOffset() : baseOffset;
             if (entry.inTransaction()) {
                 ongoing.remove(first);
@@ -314,6 +369,7 @@ public final class ProducerStateTable {
             entry = entry.withBatch(epoch, new BatchMetadata(lastSeq, lastOffset, (int) offsetDelta, maxTimestamp));
         }
         if (transactional && !entry.inTransaction() && baseOffset >= 0) {
+            verifying.remove(producerId); // verified: the transaction is open now
             entry = entry.withTxnStarted(baseOffset);
             ongoing.put(baseOffset, producerId);
         }
@@ -376,6 +432,7 @@ public final class ProducerStateTable {
     }
 
     public void clear() {
+        verifying.clear();
         producers.clear();
         ongoing.clear();
         unreplicated.clear();

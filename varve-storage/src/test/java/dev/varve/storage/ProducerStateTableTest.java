@@ -306,6 +306,51 @@ class ProducerStateTableTest {
         assertThat(produce(txnBatch(PID, 4, 0, 1))).isEmpty();
     }
 
+    /** Checks with verification on (a leader that asks the coordinator, KIP-890) and writes. */
+    private Optional<BatchMetadata> produceVerified(MutableRecordBatch batch, VerificationGuard guard) {
+        Optional<BatchMetadata> duplicate = table.checkAppend(List.of(batch), nextOffset == 0, guard);
+        if (duplicate.isEmpty()) {
+            write(batch);
+        }
+        return duplicate;
+    }
+
+    @Test
+    void aTransactionOpensOnlyWithTheGuardOfAVerificationThatNoMarkerOvertook() {
+        // no verification started: the first transactional write is refused, nothing written
+        assertThatThrownBy(() -> produceVerified(txnBatch(PID, 0, 0, 1), VerificationGuard.NONE))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class)
+                .hasMessageContaining("not part of an ongoing transaction");
+        assertThat(nextOffset).isZero();
+
+        VerificationGuard guard = table.startVerification(PID, (short) 0);
+        assertThat(guard).isNotSameAs(VerificationGuard.NONE);
+        assertThat(table.startVerification(PID, (short) 0)).isSameAs(guard); // a retry asks with the same guard
+        // a guard of another verification does not open it
+        ProducerStateTable other = new ProducerStateTable(new TopicPartition("t", 1));
+        VerificationGuard foreign = other.startVerification(PID, (short) 0);
+        assertThatThrownBy(() -> produceVerified(txnBatch(PID, 0, 0, 1), foreign))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        assertThat(produceVerified(txnBatch(PID, 0, 0, 2), guard)).isEmpty();  // 0-1: open
+        // inside the open transaction nothing more is asked
+        assertThat(table.startVerification(PID, (short) 0)).isSameAs(VerificationGuard.NONE);
+        assertThat(produceVerified(txnBatch(PID, 0, 2, 1), VerificationGuard.NONE)).isEmpty();
+        marker(PID, 0, 0, true);
+
+        // the next transaction: verification starts, then the coordinator's marker (an abort after a
+        // timeout, say) lands before the write: the write is refused and opens nothing
+        VerificationGuard late = table.startVerification(PID, (short) 0);
+        marker(PID, 1, 0, false);
+        assertThatThrownBy(() -> produceVerified(txnBatch(PID, 1, 0, 1), late))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        assertThat(table.ongoingTransactions()).isEmpty();
+        // an older epoch cannot even start one
+        assertThatThrownBy(() -> table.startVerification(PID, (short) 0)).isInstanceOf(InvalidProducerEpochException.class);
+        // without verification (the feature off) the table takes it as before
+        assertThat(produce(txnBatch(PID, 1, 0, 1))).isEmpty();
+        assertThat(table.ongoingTransactions()).hasSize(1);
+    }
+
     @Test
     void aProducerWithAnOpenTransactionDoesNotExpireAndASnapshotLoadKeepsTheTransactionOpen() {
         produce(txnBatch(PID, 0, 0, 1));

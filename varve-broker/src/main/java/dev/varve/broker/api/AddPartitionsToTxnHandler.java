@@ -28,7 +28,8 @@ import java.util.concurrent.CompletableFuture;
  * its transaction before it writes to them. As in Kafka, a partition that does not exist (or an
  * internal topic's) fails the request: it gets UNKNOWN_TOPIC_OR_PARTITION (or
  * TOPIC_AUTHORIZATION_FAILED) and the others OPERATION_NOT_ATTEMPTED; otherwise every partition
- * gets the coordinator's one answer.
+ * gets the coordinator's one answer. Versions 4-5 come from partition leaders (KIP-890, see
+ * {@link dev.varve.broker.TxnPartitionVerifier}): several transactions per request, each verified or added.
  */
 public final class AddPartitionsToTxnHandler implements ApiHandler {
     private final BrokerContext broker;
@@ -51,12 +52,15 @@ public final class AddPartitionsToTxnHandler implements ApiHandler {
 
     @Override
     public short maxVersion() {
-        return 3;
+        return 5;
     }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         AddPartitionsToTxnRequestData data = ((AddPartitionsToTxnRequest) request).data();
+        if (request.version() >= 4) {
+            return fromBroker(context, data);
+        }
         String id = data.v3AndBelowTransactionalId();
         List<TopicPartition> partitions = AddPartitionsToTxnRequest.getPartitions(data.v3AndBelowTopics());
         Map<TopicPartition, Errors> refused = new HashMap<>();
@@ -86,6 +90,47 @@ public final class AddPartitionsToTxnHandler implements ApiHandler {
                     set.forEach(tp -> all.put(tp, answer));
                     return response(id, all);
                 });
+    }
+
+    /**
+     * Versions 4-5, from partition leaders (KIP-890): per transaction, verify that the partitions are in
+     * it (VerifyOnly) or add them (a transactions V2 produce or TxnOffsetCommit). Taken only from the
+     * cluster's brokers (Kafka: ClusterAction), else CLUSTER_AUTHORIZATION_FAILED for the request.
+     */
+    private CompletableFuture<AbstractResponse> fromBroker(RequestContext context, AddPartitionsToTxnRequestData data) {
+        AddPartitionsToTxnResponseData out = new AddPartitionsToTxnResponseData();
+        Errors source = WriteTxnMarkersHandler.brokerSourceCheck(broker, context);
+        if (source != Errors.NONE) {
+            return CompletableFuture.completedFuture(new AddPartitionsToTxnResponse(out.setErrorCode(source.code())));
+        }
+        List<CompletableFuture<AddPartitionsToTxnResponseData.AddPartitionsToTxnResult>> results = new java.util.ArrayList<>();
+        for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTransaction txn : data.transactions()) {
+            Set<TopicPartition> set = new HashSet<>();
+            for (AddPartitionsToTxnRequestData.AddPartitionsToTxnTopic t : txn.topics()) {
+                for (int p : t.partitions()) {
+                    set.add(new TopicPartition(t.name(), p));
+                }
+            }
+            CompletableFuture<Map<TopicPartition, Errors>> answer;
+            if (txn.verifyOnly()) {
+                answer = CompletableFuture.completedFuture(coordinator.verifyPartitions(txn.transactionalId(),
+                        txn.producerId(), txn.producerEpoch(), set));
+            } else {
+                answer = coordinator.addPartitions(txn.transactionalId(), txn.producerId(), txn.producerEpoch(), set,
+                        (short) 2).thenApply(error -> {
+                            Map<TopicPartition, Errors> all = new HashMap<>();
+                            set.forEach(tp -> all.put(tp, error));
+                            return all;
+                        });
+            }
+            results.add(answer.thenApply(errors -> AddPartitionsToTxnResponse.resultForTransaction(txn.transactionalId(), errors)));
+        }
+        return CompletableFuture.allOf(results.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            AddPartitionsToTxnResponseData.AddPartitionsToTxnResultCollection collection =
+                    new AddPartitionsToTxnResponseData.AddPartitionsToTxnResultCollection();
+            results.forEach(r -> collection.add(r.join()));
+            return new AddPartitionsToTxnResponse(out.setResultsByTransaction(collection));
+        });
     }
 
     private static AbstractResponse response(String id, Map<TopicPartition, Errors> errors) {

@@ -14,8 +14,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * EndTxn: the producer commits or aborts its transaction; answered once the coordinator has written
- * PrepareCommit or PrepareAbort (the markers follow). Versions 0-4, the transactions V1 protocol this
- * broker's coordinator speaks (V2 clients, which need version 5, are not offered the feature).
+ * PrepareCommit or PrepareAbort (the markers follow). Versions 0-4 are the transactions V1 protocol;
+ * version 5 is transactions V2 (KIP-890 part 2): the epoch is bumped with every end and the answer
+ * carries the producer id and epoch the producer continues with.
  */
 public final class EndTxnHandler implements ApiHandler {
     private final TransactionCoordinator coordinator;
@@ -36,14 +37,19 @@ public final class EndTxnHandler implements ApiHandler {
 
     @Override
     public short maxVersion() {
-        return 4;
+        return 5;
     }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         EndTxnRequestData data = ((EndTxnRequest) request).data();
-        return coordinator.endTransaction(data.transactionalId(), data.producerId(), data.producerEpoch(), data.committed())
-                .thenApply(error -> new EndTxnResponse(new EndTxnResponseData().setErrorCode(
-                        ProducerFencedError.forVersion(error, request.version(), ProducerFencedError.END_TXN).code())));
+        short clientVersion = request.version() >= 5 ? (short) 2 : (short) 0;
+        return coordinator.endTransaction(data.transactionalId(), data.producerId(), data.producerEpoch(), data.committed(),
+                        clientVersion)
+                .thenApply(result -> new EndTxnResponse(new EndTxnResponseData()
+                        .setErrorCode(ProducerFencedError.forVersion(result.error(), request.version(),
+                                ProducerFencedError.END_TXN).code())
+                        .setProducerId(result.producerId())
+                        .setProducerEpoch(result.producerEpoch())));
     }
 }

@@ -19,7 +19,13 @@ import org.apache.kafka.common.requests.RequestContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import dev.varve.storage.VerificationGuard;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -36,15 +42,124 @@ public final class ProduceHandler extends AllVersionsHandler {
     /** A single node's ISR of every partition: itself. */
     private static final int IN_SYNC_REPLICAS = 1;
     private final BrokerContext broker;
+    private final dev.varve.broker.TxnPartitionVerifier verifier;
 
     public ProduceHandler(BrokerContext broker) {
+        this(broker, null);
+    }
+
+    /** With {@code verifier} (may be null: no transaction verification) for transactional writes (KIP-890). */
+    public ProduceHandler(BrokerContext broker, dev.varve.broker.TxnPartitionVerifier verifier) {
         super(ApiKeys.PRODUCE);
         this.broker = broker;
+        this.verifier = verifier;
+    }
+
+    /** What verification left for the appends: the guards to present, and the partitions refused before any append. */
+    private record Verified(Map<TopicPartition, VerificationGuard> guards, Map<TopicPartition, Errors> refused) {
+        static final Verified NOTHING = new Verified(Map.of(), Map.of());
     }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         ProduceRequest req = (ProduceRequest) request;
+        Verified started = startVerification(req);
+        if (started.guards().values().stream().allMatch(g -> g == VerificationGuard.NONE)) {
+            return append(req, started);
+        }
+        Set<TopicPartition> asked = new HashSet<>();
+        long producerId = -1;
+        short epoch = -1;
+        for (Map.Entry<TopicPartition, VerificationGuard> e : started.guards().entrySet()) {
+            if (e.getValue() != VerificationGuard.NONE) {
+                asked.add(e.getKey());
+                producerId = producerOf(req, e.getKey())[0];
+                epoch = (short) producerOf(req, e.getKey())[1];
+            }
+        }
+        return verifier.addOrVerify(req.transactionalId(), producerId, epoch, asked,
+                        dev.varve.broker.TxnPartitionVerifier.Operation.forProduce(req.version()))
+                .thenCompose(failed -> {
+                    if (failed.isEmpty()) {
+                        return append(req, started);
+                    }
+                    Map<TopicPartition, Errors> refused = new HashMap<>(started.refused());
+                    refused.putAll(failed);
+                    return append(req, new Verified(started.guards(), refused));
+                });
+    }
+
+    /**
+     * For each partition whose batch is transactional: the guard of a verification this leader starts
+     * (NONE when the producer's transaction is already open there), or why it is refused at once. A
+     * transactional batch in a request without a transactional id is refused as Kafka refuses it
+     * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Nothing when verification is off for the request's version.
+     */
+    private Verified startVerification(ProduceRequest req) {
+        if (verifier == null) {
+            return Verified.NOTHING;
+        }
+        dev.varve.broker.TxnPartitionVerifier.Operation op =
+                dev.varve.broker.TxnPartitionVerifier.Operation.forProduce(req.version());
+        Map<TopicPartition, VerificationGuard> guards = new HashMap<>();
+        Map<TopicPartition, Errors> refused = new HashMap<>();
+        Long producer = null;
+        for (ProduceRequestData.TopicProduceData topic : req.data().topicData()) {
+            Optional<TopicInfo> info = topic.name() == null || topic.name().isEmpty()
+                    ? broker.topics().get(topic.topicId()) : broker.topics().get(topic.name());
+            if (info.isEmpty()) {
+                continue;
+            }
+            for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
+                if (!(partition.records() instanceof MemoryRecords records) || invalidRecords(partition, req.version()) != null) {
+                    continue;
+                }
+                org.apache.kafka.common.record.internal.MutableRecordBatch batch = records.batches().iterator().next();
+                if (!batch.isTransactional() || batch.isControlBatch() || !batch.hasProducerId()) {
+                    continue;
+                }
+                TopicPartition tp = new TopicPartition(info.get().name(), partition.index());
+                if (req.transactionalId() == null || req.transactionalId().isEmpty()) {
+                    refused.put(tp, Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+                    continue;
+                }
+                if (producer != null && producer != batch.producerId()) {
+                    refused.put(tp, Errors.INVALID_PRODUCER_ID_MAPPING); // one producer per transactional request
+                    continue;
+                }
+                producer = batch.producerId();
+                if (!verifier.asks(op)) {
+                    continue;
+                }
+                try {
+                    guards.put(tp, broker.replicaManager().startTransactionVerification(tp, batch.producerId(),
+                            batch.producerEpoch()));
+                } catch (RuntimeException e) {
+                    refused.put(tp, Errors.forException(e));
+                }
+            }
+        }
+        return guards.isEmpty() && refused.isEmpty() ? Verified.NOTHING : new Verified(guards, refused);
+    }
+
+    /** The producer id and epoch of {@code tp}'s batch in the request. */
+    private long[] producerOf(ProduceRequest req, TopicPartition tp) {
+        for (ProduceRequestData.TopicProduceData topic : req.data().topicData()) {
+            Optional<TopicInfo> info = topic.name() == null || topic.name().isEmpty()
+                    ? broker.topics().get(topic.topicId()) : broker.topics().get(topic.name());
+            if (info.isPresent() && info.get().name().equals(tp.topic())) {
+                for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
+                    if (partition.index() == tp.partition() && partition.records() instanceof MemoryRecords records) {
+                        var batch = records.batches().iterator().next();
+                        return new long[]{batch.producerId(), batch.producerEpoch()};
+                    }
+                }
+            }
+        }
+        throw new IllegalStateException(tp + " is not in the request");
+    }
+
+    private CompletableFuture<AbstractResponse> append(ProduceRequest req, Verified verified) {
         short acks = req.acks();
         ProduceResponseData response = new ProduceResponseData();
         boolean validAcks = acks == 0 || acks == 1 || acks == -1;
@@ -79,9 +194,14 @@ public final class ProduceHandler extends AllVersionsHandler {
                     // acks=all promises min.insync.replicas copies; with fewer in sync, append nothing
                     pr.setErrorCode(Errors.NOT_ENOUGH_REPLICAS.code()).setErrorMessage("The topic requires "
                             + minInsyncReplicas(info.get()) + " in-sync replicas; " + IN_SYNC_REPLICAS + " in sync");
+                } else if (verified.refused().containsKey(new TopicPartition(info.get().name(), partition.index()))) {
+                    Errors refused = verified.refused().get(new TopicPartition(info.get().name(), partition.index()));
+                    RuntimeException why = dev.varve.broker.TxnPartitionVerifier.exception(refused);
+                    pr.setErrorCode(Errors.forException(why).code()).setErrorMessage(why.getMessage());
                 } else {
                     TopicPartition tp = new TopicPartition(info.get().name(), partition.index());
-                    dev.varve.broker.ReplicaManager.LeaderAppend appended = append(tp, partition, pr, req.version(), acks == -1);
+                    dev.varve.broker.ReplicaManager.LeaderAppend appended = append(tp, partition, pr, req.version(), acks == -1,
+                            verified.guards().get(tp));
                     if (acks == -1 && appended != null && appended.info().lastOffset() >= 0) {
                         // acks=all: answer once every ISR member has the batches (or why not)
                         waits.add(broker.replicaManager().awaitAck(tp, appended, req.timeout())
@@ -142,12 +262,14 @@ public final class ProduceHandler extends AllVersionsHandler {
     }
 
     private dev.varve.broker.ReplicaManager.LeaderAppend append(TopicPartition tp, ProduceRequestData.PartitionProduceData partition,
-                                 ProduceResponseData.PartitionProduceResponse pr, short version, boolean acksAll) {
+                                 ProduceResponseData.PartitionProduceResponse pr, short version, boolean acksAll,
+                                 VerificationGuard guard) {
         try {
             if (!(partition.records() instanceof MemoryRecords records)) {
                 throw new org.apache.kafka.common.errors.CorruptRecordException("records are missing");
             }
-            dev.varve.broker.ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, records, acksAll);
+            dev.varve.broker.ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, records, acksAll,
+                    dev.varve.storage.AppendOrigin.CLIENT, guard);
             LogAppendInfo info = appended.info();
             pr.setErrorCode(Errors.NONE.code())
                     .setBaseOffset(info.firstOffset())

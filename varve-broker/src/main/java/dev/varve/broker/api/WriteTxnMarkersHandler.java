@@ -44,6 +44,11 @@ public final class WriteTxnMarkersHandler extends AllVersionsHandler {
      * own markers without a request, so that is {@code kafka-transactions.sh abort} run on the host).
      */
     private Errors sourceCheck(RequestContext context) {
+        return brokerSourceCheck(broker, context);
+    }
+
+    /** See {@link #sourceCheck}: also the check of AddPartitionsToTxn v4+ (the partition leaders' versions). */
+    static Errors brokerSourceCheck(BrokerContext broker, RequestContext context) {
         var cluster = broker.replicaManager().cluster();
         if (cluster != null) {
             return cluster.checkBrokerSource(context.clientAddress);

@@ -529,7 +529,14 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     /** As {@link #appendAsLeader(TopicPartition, MemoryRecords, boolean)}, with the producer checks of {@code origin}. */
     public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
                                                       dev.varve.storage.AppendOrigin origin) {
-        return appendAsLeader(tp, acksAll, (log, epoch) -> log.appendAsLeader(records, epoch, origin));
+        return appendAsLeader(tp, records, acksAll, origin, null);
+    }
+
+    /** As above; with {@code guard} not null the leader verifies transactions (KIP-890). */
+    public ReplicaManager.LeaderAppend appendAsLeader(TopicPartition tp, MemoryRecords records, boolean acksAll,
+                                                      dev.varve.storage.AppendOrigin origin,
+                                                      dev.varve.storage.VerificationGuard guard) {
+        return appendAsLeader(tp, acksAll, (log, epoch) -> log.appendAsLeader(records, epoch, origin, guard));
     }
 
     /**

@@ -314,6 +314,16 @@ public final class TransactionCoordinator {
      */
     public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
                                                    Set<TopicPartition> partitions) {
+        return addPartitions(transactionalId, producerId, producerEpoch, partitions, (short) -1);
+    }
+
+    /**
+     * {@link #addPartitions(String, long, short, Set)} with the transaction version of the request:
+     * a partition leader adding the partition of a transactions V2 produce (or TxnOffsetCommit) passes
+     * 2, which the transaction records; -1 keeps the version the transaction has.
+     */
+    public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
+                                                   Set<TopicPartition> partitions, short clientVersion) {
         if (transactionalId.isEmpty()) {
             return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
         }
@@ -338,10 +348,43 @@ public final class TransactionCoordinator {
             if (from.state() == TransactionState.DEAD || from.state() == TransactionState.PREPARE_EPOCH_FENCE) {
                 return CompletableFuture.completedFuture(Errors.INVALID_TXN_STATE);
             }
-            next = TxnTransitions.addPartitions(from, partitions, time.milliseconds(), from.clientTransactionVersion());
+            next = TxnTransitions.addPartitions(from, partitions, time.milliseconds(),
+                    clientVersion >= 0 ? clientVersion : from.clientTransactionVersion());
             e.pending = true;
         }
         return write(o, e, from, next);
+    }
+
+    /**
+     * A partition leader's question before a transactional write (AddPartitionsToTxn with VerifyOnly,
+     * KIP-890 part 1): whether each partition is in the producer's transaction. Per partition NONE or
+     * TRANSACTION_ABORTABLE (not in it); for all of them INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+     * CONCURRENT_TRANSACTIONS (the transaction is ending) or a coordinator error. Answered at once.
+     */
+    public synchronized Map<TopicPartition, Errors> verifyPartitions(String transactionalId, long producerId,
+                                                                     short producerEpoch, Set<TopicPartition> partitions) {
+        Map<TopicPartition, Errors> out = new HashMap<>();
+        Errors all = null;
+        Entry e = null;
+        if (transactionalId.isEmpty()) {
+            all = Errors.INVALID_REQUEST;
+        } else {
+            ProducerLookup found = findProducer(transactionalId, producerId, producerEpoch);
+            if (found.error() != null) {
+                all = found.error();
+            } else {
+                e = found.entry();
+                TransactionState state = e.current.state();
+                if (state == TransactionState.PREPARE_COMMIT || state == TransactionState.PREPARE_ABORT) {
+                    all = Errors.CONCURRENT_TRANSACTIONS;
+                }
+            }
+        }
+        for (TopicPartition tp : partitions) {
+            out.put(tp, all != null ? all
+                    : e.current.partitions().contains(tp) ? Errors.NONE : Errors.TRANSACTION_ABORTABLE);
+        }
+        return out;
     }
 
     // ---------------------------------------------------------------- EndTxn
@@ -353,6 +396,124 @@ public final class TransactionCoordinator {
      */
     public CompletableFuture<Errors> endTransaction(String transactionalId, long producerId, short producerEpoch,
                                                     boolean commit) {
+        return endTransactionV1(transactionalId, producerId, producerEpoch, commit);
+    }
+
+    /** EndTxn's answer: an error, or (transactions V2) the producer id and epoch to continue with. */
+    public record EndResult(Errors error, long producerId, short producerEpoch) {
+        static EndResult error(Errors error) {
+            return new EndResult(error, RecordBatch.NO_PRODUCER_ID, RecordBatch.NO_PRODUCER_EPOCH);
+        }
+    }
+
+    /**
+     * EndTxn at {@code clientVersion} (2 for a transactions V2 client, EndTxn v5): V2 bumps the epoch
+     * with every end and answers with the producer id and epoch to use next (a new producer id at epoch
+     * 0 once the epoch is exhausted); a retry of an end that was written is recognised by the epoch one
+     * below the current one. V2 also aborts a transaction with no partition in it (the client cannot
+     * know whether its produce added one). Older versions: {@link #endTransaction(String, long, short, boolean)}.
+     */
+    public CompletableFuture<EndResult> endTransaction(String transactionalId, long producerId, short producerEpoch,
+                                                       boolean commit, short clientVersion) {
+        if (clientVersion < 2) {
+            return endTransactionV1(transactionalId, producerId, producerEpoch, commit)
+                    .thenApply(err -> err == Errors.NONE ? new EndResult(Errors.NONE, producerId, producerEpoch)
+                            : EndResult.error(err));
+        }
+        if (transactionalId.isEmpty()) {
+            return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_REQUEST));
+        }
+        Owned o;
+        Entry e;
+        TxnMetadata from;
+        TxnMetadata prepared;
+        synchronized (this) {
+            o = owned.get(log.partitionFor(transactionalId));
+            Errors notHere = notHere(o);
+            if (notHere != null) {
+                return CompletableFuture.completedFuture(EndResult.error(notHere));
+            }
+            e = o.ids.get(transactionalId);
+            if (e == null) {
+                return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_PRODUCER_ID_MAPPING));
+            }
+            TxnMetadata m = e.current;
+            boolean retryOnOverflow = m.previousProducerId() == producerId && producerEpoch == Short.MAX_VALUE - 1
+                    && m.producerEpoch() == 0;
+            boolean retryOnBump = m.producerEpoch() == producerEpoch + 1;
+            boolean validEpoch = switch (m.state()) {
+                case PREPARE_COMMIT, PREPARE_ABORT -> retryOnBump;
+                case COMPLETE_COMMIT, COMPLETE_ABORT -> retryOnBump || retryOnOverflow || producerEpoch == m.producerEpoch();
+                default -> producerEpoch == m.producerEpoch();
+            };
+            boolean retry = retryOnBump || retryOnOverflow;
+            if (m.producerId() != producerId && !retryOnOverflow) {
+                return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_PRODUCER_ID_MAPPING));
+            }
+            if (!validEpoch) {
+                return CompletableFuture.completedFuture(EndResult.error(Errors.PRODUCER_FENCED));
+            }
+            if (e.pending) {
+                return CompletableFuture.completedFuture(EndResult.error(Errors.CONCURRENT_TRANSACTIONS));
+            }
+            boolean noPartitionAdded;
+            switch (m.state()) {
+                case ONGOING -> noPartitionAdded = false;
+                case COMPLETE_COMMIT, COMPLETE_ABORT -> {
+                    boolean sameOutcome = commit == (m.state() == TransactionState.COMPLETE_COMMIT);
+                    if (retry) {
+                        return CompletableFuture.completedFuture(sameOutcome
+                                ? new EndResult(Errors.NONE, m.producerId(), m.producerEpoch())
+                                : EndResult.error(Errors.INVALID_TXN_STATE));
+                    }
+                    if (commit) {
+                        return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_TXN_STATE));
+                    }
+                    noPartitionAdded = true; // an abort with nothing in the transaction
+                }
+                case EMPTY -> {
+                    if (commit) {
+                        return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_TXN_STATE));
+                    }
+                    noPartitionAdded = true;
+                }
+                case PREPARE_COMMIT -> {
+                    return CompletableFuture.completedFuture(EndResult.error(commit ? Errors.CONCURRENT_TRANSACTIONS
+                            : Errors.INVALID_TXN_STATE));
+                }
+                case PREPARE_ABORT -> {
+                    return CompletableFuture.completedFuture(EndResult.error(commit ? Errors.INVALID_TXN_STATE
+                            : Errors.CONCURRENT_TRANSACTIONS));
+                }
+                default -> {
+                    return CompletableFuture.completedFuture(EndResult.error(Errors.INVALID_TXN_STATE));
+                }
+            }
+            long nextProducerId = RecordBatch.NO_PRODUCER_ID;
+            if (TxnTransitions.isEpochExhausted(m.producerEpoch())) {
+                try {
+                    nextProducerId = producerIds.next();
+                } catch (org.apache.kafka.common.errors.ApiException noId) {
+                    return CompletableFuture.completedFuture(EndResult.error(Errors.forException(noId)));
+                }
+            }
+            from = m;
+            prepared = TxnTransitions.prepareEnd(m, commit, (short) 2, nextProducerId, time.milliseconds(), noPartitionAdded);
+            e.pending = true;
+        }
+        return writePrepared(o, e, from, prepared).thenApply(err -> {
+            if (err != Errors.NONE) {
+                return EndResult.error(err);
+            }
+            // the client sees MAX-1 followed by 0 of the next producer id, never the internal MAX
+            return prepared.nextProducerId() != RecordBatch.NO_PRODUCER_ID
+                    ? new EndResult(Errors.NONE, prepared.nextProducerId(), (short) 0)
+                    : new EndResult(Errors.NONE, prepared.producerId(), prepared.producerEpoch());
+        });
+    }
+
+    private CompletableFuture<Errors> endTransactionV1(String transactionalId, long producerId, short producerEpoch,
+                                                       boolean commit) {
         if (transactionalId.isEmpty()) {
             return CompletableFuture.completedFuture(Errors.INVALID_REQUEST);
         }
@@ -406,6 +567,14 @@ public final class TransactionCoordinator {
             // a failed fence leaves the producer fenced and the transaction Ongoing, as Kafka does
             revertTo = from.state() == TransactionState.PREPARE_EPOCH_FENCE ? ongoingAt(from) : from;
         }
+        return writePrepared(o, e, revertTo, prepared);
+    }
+
+    /**
+     * Writes {@code prepared} (PrepareCommit or PrepareAbort; the entry marked pending), then sends the
+     * markers in the background; a failed write puts {@code revertTo} back.
+     */
+    private CompletableFuture<Errors> writePrepared(Owned o, Entry e, TxnMetadata revertTo, TxnMetadata prepared) {
         return log.write(o.partition, o.coordinatorEpoch, prepared).handle((v, failure) -> {
             synchronized (this) {
                 if (!stillOwns(o, e)) {
@@ -591,6 +760,11 @@ public final class TransactionCoordinator {
             return new ProducerLookup(notHere, null, null);
         }
         Entry e = o.ids.get(transactionalId);
+        if (e != null && e.current.nextProducerId() == producerId && producerId != RecordBatch.NO_PRODUCER_ID
+                && epoch == 0) {
+            // a V2 producer already told its next producer id while the end that rotates to it completes
+            return new ProducerLookup(Errors.CONCURRENT_TRANSACTIONS, null, null);
+        }
         if (e == null || e.current.producerId() != producerId) {
             return new ProducerLookup(Errors.INVALID_PRODUCER_ID_MAPPING, null, null);
         }
