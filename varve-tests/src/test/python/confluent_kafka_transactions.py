@@ -180,10 +180,18 @@ def mode_fencing(args):
     except KafkaException as e:
         commit_error = error_info(e)
     poll_error = None
-    try:
-        a.poll(0)  # serves the delivery reports and error callbacks; may raise the fatal error once more
-    except KafkaException as e:
-        poll_error = error_info(e)
+    # Serve the delivery reports and error callbacks (may raise the fatal error once more) until every
+    # late record has its report: librdkafka 2.0.2 destroyed with a message still in transit after a
+    # fatal error can corrupt its heap on exit ("unaligned tcache chunk detected", SIGABRT).
+    deadline = time.monotonic() + OP_TIMEOUT_S
+    expected = args.partitions if args.then == "produce" and produce_error is None else 0
+    while True:
+        try:
+            a.poll(0.1)
+        except KafkaException as e:
+            poll_error = poll_error or error_info(e)
+        if len(deliveries) >= expected or time.monotonic() > deadline:
+            break
     for d in deliveries:
         emit(d)
     emit({"type": "fenced", "produce_error": produce_error, "commit_error": commit_error, "poll_error": poll_error,

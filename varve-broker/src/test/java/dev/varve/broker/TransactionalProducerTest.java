@@ -197,6 +197,8 @@ class TransactionalProducerTest {
                     .description("pay-app").get();
             assertThat(after.state()).isEqualTo(org.apache.kafka.clients.admin.TransactionState.COMPLETE_COMMIT);
             assertThat(after.topicPartitions()).isEmpty();
+            // Kafka 4's producer speaks transactions V2 here (transaction.version 2): the commit bumped the epoch
+            assertThat(after.producerEpoch()).isEqualTo(d.producerEpoch() + 1);
             assertThat(admin.describeProducers(List.of(new TopicPartition(TOPIC, 0))).partitionResult(new TopicPartition(TOPIC, 0))
                     .get().activeProducers()).singleElement().satisfies(ps ->
                     assertThat(ps.currentTransactionStartOffset()).isEmpty());

@@ -321,4 +321,66 @@ class TransactionCoordinatorTest {
         assertThat(again.error()).isEqualTo(Errors.NONE);
         assertThat(again.producerId()).as("a new id").isNotEqualTo(p.producerId());
     }
+
+    @Test
+    void transactionsV2BumpTheEpochAtEveryEndAndRecogniseARetryByTheEpochBelow() {
+        loaded();
+        TransactionCoordinator.InitResult p = init("v2");
+        // a V2 produce adds its partition through the leader; the transaction records version 2
+        assertThat(coordinator.addPartitions("v2", p.producerId(), (short) 0, Set.of(A), (short) 2).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.verifyPartitions("v2", p.producerId(), (short) 0, Set.of(A, B)))
+                .isEqualTo(Map.of(A, Errors.NONE, B, Errors.TRANSACTION_ABORTABLE));
+        TransactionCoordinator.EndResult end = coordinator.endTransaction("v2", p.producerId(), (short) 0, true, (short) 2).join();
+        assertThat(end).isEqualTo(new TransactionCoordinator.EndResult(Errors.NONE, p.producerId(), (short) 1));
+        // the markers go out at the bumped epoch
+        assertThat(markers.last().epoch()).isEqualTo((short) 1);
+        // while they are out: the retry (old epoch) waits, the next transaction's add waits
+        assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 0, true, (short) 2).join().error())
+                .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        assertThat(coordinator.verifyPartitions("v2", p.producerId(), (short) 1, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.CONCURRENT_TRANSACTIONS));
+        markers.last().done().complete(null);
+        assertThat(log.last().metadata().state()).isEqualTo(TransactionState.COMPLETE_COMMIT);
+        // a retry of the completed commit is answered with the epoch to continue with; an abort retry is refused
+        assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 0, true, (short) 2).join())
+                .isEqualTo(new TransactionCoordinator.EndResult(Errors.NONE, p.producerId(), (short) 1));
+        assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 0, false, (short) 2).join().error())
+                .isEqualTo(Errors.INVALID_TXN_STATE);
+        // the old epoch is fenced everywhere else
+        assertThat(coordinator.addPartitions("v2", p.producerId(), (short) 0, Set.of(A), (short) 2).join())
+                .isEqualTo(Errors.PRODUCER_FENCED);
+        // an abort with nothing added (the client cannot know whether its produce got in) bumps again
+        TransactionCoordinator.EndResult empty = coordinator.endTransaction("v2", p.producerId(), (short) 1, false, (short) 2).join();
+        assertThat(empty).isEqualTo(new TransactionCoordinator.EndResult(Errors.NONE, p.producerId(), (short) 2));
+        assertThat(markers.last().partitions()).isEmpty();
+        markers.last().done().complete(null);
+        // a commit with nothing added is refused
+        assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 2, true, (short) 2).join().error())
+                .isEqualTo(Errors.INVALID_TXN_STATE);
+        // V1 ends (EndTxn v0-4) keep the epoch
+        assertThat(coordinator.addPartitions("v2", p.producerId(), (short) 2, Set.of(B)).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 2, true, (short) 0).join())
+                .isEqualTo(new TransactionCoordinator.EndResult(Errors.NONE, p.producerId(), (short) 2));
+    }
+
+    @Test
+    void aVerificationAnswersPerPartitionAndFencesOtherProducers() {
+        loaded();
+        TransactionCoordinator.InitResult p = init("ver");
+        assertThat(coordinator.addPartitions("ver", p.producerId(), (short) 0, Set.of(A)).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.verifyPartitions("ver", p.producerId(), (short) 0, Set.of(A))).isEqualTo(Map.of(A, Errors.NONE));
+        assertThat(coordinator.verifyPartitions("ver", p.producerId() + 1, (short) 0, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.INVALID_PRODUCER_ID_MAPPING));
+        assertThat(coordinator.verifyPartitions("ver", p.producerId(), (short) 1, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.PRODUCER_FENCED));
+        assertThat(coordinator.verifyPartitions("nobody", 5, (short) 0, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.INVALID_PRODUCER_ID_MAPPING));
+        assertThat(coordinator.endTransaction("ver", p.producerId(), (short) 0, false).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.verifyPartitions("ver", p.producerId(), (short) 0, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.CONCURRENT_TRANSACTIONS));
+        markers.last().done().complete(null);
+        // ended: the partition is no longer in a transaction, the write that comes late is refused
+        assertThat(coordinator.verifyPartitions("ver", p.producerId(), (short) 0, Set.of(A)))
+                .isEqualTo(Map.of(A, Errors.TRANSACTION_ABORTABLE));
+    }
 }
