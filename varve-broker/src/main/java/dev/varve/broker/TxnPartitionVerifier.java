@@ -148,7 +148,7 @@ public final class TxnPartitionVerifier {
     }
 
     /** A coordinator's (or the network's) answer as the producer's append is told it. */
-    static Errors forProducer(Errors error, Operation op) {
+    public static Errors forProducer(Errors error, Operation op) {
         return switch (error) {
             case PRODUCER_FENCED -> Errors.INVALID_PRODUCER_EPOCH;
             case TRANSACTION_ABORTABLE -> op == Operation.VERIFY_OLD_CLIENT ? Errors.INVALID_TXN_STATE : error;
