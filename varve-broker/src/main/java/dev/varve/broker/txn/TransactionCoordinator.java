@@ -314,13 +314,15 @@ public final class TransactionCoordinator {
      */
     public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
                                                    Set<TopicPartition> partitions) {
-        return addPartitions(transactionalId, producerId, producerEpoch, partitions, (short) -1);
+        // only transactions V1 clients send AddPartitionsToTxn (v0-3) and AddOffsetsToTxn, as Kafka's do
+        return addPartitions(transactionalId, producerId, producerEpoch, partitions, (short) 0);
     }
 
     /**
-     * {@link #addPartitions(String, long, short, Set)} with the transaction version of the request:
-     * a partition leader adding the partition of a transactions V2 produce (or TxnOffsetCommit) passes
-     * 2, which the transaction records; -1 keeps the version the transaction has.
+     * {@link #addPartitions(String, long, short, Set)} with the transaction version of the request,
+     * which the transaction records: a partition leader adding the partition of a transactions V2
+     * produce (or TxnOffsetCommit) passes 2, a V1 client's request 0; -1 keeps the version the
+     * transaction has.
      */
     public CompletableFuture<Errors> addPartitions(String transactionalId, long producerId, short producerEpoch,
                                                    Set<TopicPartition> partitions, short clientVersion) {
@@ -551,7 +553,7 @@ public final class TransactionCoordinator {
                 }
             }
         }
-        return endTransaction(o, e, e.current, commit);
+        return endTransaction(o, e, e.current, commit, (short) 0);
     }
 
     /**
@@ -559,10 +561,20 @@ public final class TransactionCoordinator {
      * producer's abort; the entry already marked pending), then sends the markers in the background.
      */
     private CompletableFuture<Errors> endTransaction(Owned o, Entry e, TxnMetadata from, boolean commit) {
+        return endTransaction(o, e, from, commit, from.clientTransactionVersion());
+    }
+
+    /**
+     * {@link #endTransaction(Owned, Entry, TxnMetadata, boolean)} at {@code clientVersion}: an EndTxn
+     * below v5 ends the transaction as V1 does (no epoch bump), whatever version an earlier client of
+     * the id used, as Kafka takes the version from the request.
+     */
+    private CompletableFuture<Errors> endTransaction(Owned o, Entry e, TxnMetadata from, boolean commit,
+                                                     short clientVersion) {
         TxnMetadata prepared;
         TxnMetadata revertTo;
         synchronized (this) {
-            prepared = TxnTransitions.prepareEnd(from, commit, from.clientTransactionVersion(), RecordBatch.NO_PRODUCER_ID,
+            prepared = TxnTransitions.prepareEnd(from, commit, clientVersion, RecordBatch.NO_PRODUCER_ID,
                     time.milliseconds(), false);
             // a failed fence leaves the producer fenced and the transaction Ongoing, as Kafka does
             revertTo = from.state() == TransactionState.PREPARE_EPOCH_FENCE ? ongoingAt(from) : from;

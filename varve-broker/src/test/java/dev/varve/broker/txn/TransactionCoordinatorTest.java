@@ -185,6 +185,36 @@ class TransactionCoordinatorTest {
         assertThat(coordinator.describe("app").orElseThrow().partitions()).containsExactly(B);
     }
 
+    /**
+     * An id a transactions V2 client used, taken over by a V1 client (an older client, librdkafka):
+     * its EndTxn below v5 must not bump the epoch, or its next transaction is fenced (found by
+     * TxnSimulation). The version comes from the request, as in Kafka.
+     */
+    @Test
+    void aV1ClientTakingOverAnIdAV2ClientUsedKeepsItsEpochAcrossEnds() {
+        loaded();
+        TransactionCoordinator.InitResult v2 = init("app");
+        assertThat(coordinator.addPartitions("app", v2.producerId(), v2.producerEpoch(), Set.of(A), (short) 2).join())
+                .isEqualTo(Errors.NONE);
+        TransactionCoordinator.EndResult ended = coordinator.endTransaction("app", v2.producerId(), v2.producerEpoch(),
+                true, (short) 2).join();
+        assertThat(ended.producerEpoch()).as("V2 bumps at the end").isEqualTo((short) (v2.producerEpoch() + 1));
+        markers.last().done().complete(null);
+
+        TransactionCoordinator.InitResult v1 = init("app");
+        assertThat(v1.error()).isEqualTo(Errors.NONE);
+        for (boolean commit : new boolean[]{true, false, true}) {
+            assertThat(coordinator.addPartitions("app", v1.producerId(), v1.producerEpoch(), Set.of(A, B)).join())
+                    .isEqualTo(Errors.NONE);
+            assertThat(coordinator.describe("app").orElseThrow().clientTransactionVersion()).isEqualTo((short) 0);
+            assertThat(coordinator.endTransaction("app", v1.producerId(), v1.producerEpoch(), commit).join())
+                    .isEqualTo(Errors.NONE);
+            assertThat(markers.last().epoch()).as("V1 markers at the producer's own epoch").isEqualTo(v1.producerEpoch());
+            markers.last().done().complete(null);
+            assertThat(coordinator.describe("app").orElseThrow().producerEpoch()).isEqualTo(v1.producerEpoch());
+        }
+    }
+
     @Test
     void aNewProducerFencesTheOldOneAndAbortsItsTransaction() {
         loaded();

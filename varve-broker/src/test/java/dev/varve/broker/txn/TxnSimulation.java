@@ -539,6 +539,7 @@ final class TxnSimulation {
         void fatal(String what, Errors e) {
             trace(name() + " fails fatally in " + what + ": " + e);
             count("producers failed fatally");
+            count("fatal " + what + " " + e + (clients.get(id) == this ? "" : " (zombie)"));
             die();
         }
 
