@@ -104,18 +104,29 @@ public final class OffsetsTopic implements GroupStore {
      */
     @Override
     public Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records) {
+        return appendTransactional(groupId, producerId, producerEpoch, records, null);
+    }
+
+    @Override
+    public Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records,
+                                     dev.varve.storage.VerificationGuard guard) {
         return append(groupId, () -> MemoryRecords.withTransactionalRecords(Compression.NONE, producerId, producerEpoch, 0,
-                records.toArray(new SimpleRecord[0])), AppendOrigin.COORDINATOR);
+                records.toArray(new SimpleRecord[0])), AppendOrigin.COORDINATOR, guard);
     }
 
     private Write append(String groupId, java.util.function.Supplier<MemoryRecords> records, AppendOrigin origin) {
+        return append(groupId, records, origin, null);
+    }
+
+    private Write append(String groupId, java.util.function.Supplier<MemoryRecords> records, AppendOrigin origin,
+                         dev.varve.storage.VerificationGuard guard) {
         if (!ensureExists()) {
             throw new CoordinatorNotAvailableException(NAME + " is being created");
         }
         TopicPartition tp = new TopicPartition(NAME, partitionFor(groupId));
         MemoryRecords batch = records.get();
         // as acks=all: a change is answered only once every in-sync replica has it (at once on a single node)
-        ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true, origin);
+        ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, batch, true, origin, guard);
         long last = appended.info().lastOffset();
         CompletableFuture<Void> committed = broker.replicaManager().awaitAck(tp, appended, COMMIT_TIMEOUT_MS)
                 .thenApply(error -> {

@@ -196,7 +196,7 @@ public final class PartitionLog implements AutoCloseable {
             BatchValidator.Validated validated = BatchValidator.validate(records, config, nowMs);
             Optional<ProducerStateEntry.BatchMetadata> duplicate = Optional.empty();
             if (origin == AppendOrigin.COORDINATOR) {
-                producerStateManager.checkCoordinatorAppend(validated.batches());
+                producerStateManager.checkCoordinatorAppend(validated.batches(), guard);
             } else {
                 duplicate = producerStateManager.checkAppend(validated.batches(), logEnd.offset() == 0, guard);
             }

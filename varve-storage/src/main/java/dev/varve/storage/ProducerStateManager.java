@@ -215,8 +215,8 @@ final class ProducerStateManager {
     }
 
     /** See {@link ProducerStateTable#checkCoordinatorAppend}. */
-    void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches) {
-        table.checkCoordinatorAppend(batches);
+    void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches, VerificationGuard guard) {
+        table.checkCoordinatorAppend(batches, guard);
     }
 
     /** See {@link ProducerStateTable#checkAppend}. */

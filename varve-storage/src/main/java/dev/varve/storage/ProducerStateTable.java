@@ -164,14 +164,8 @@ public final class ProducerStateTable {
                 throw new InvalidTxnStateException("expected a transactional write from producer " + producerId
                         + " in " + topicPartition + ": its transaction is open from offset " + committed.currentTxnFirstOffset());
             }
-            if (guard != null && batch.isTransactional() && !pending.containsKey(producerId)
-                    && !hasOngoingTransaction(producerId, epoch)) {
-                VerificationGuard expected = verifying.get(producerId);
-                if (guard == VerificationGuard.NONE || expected != guard) {
-                    throw new InvalidTxnStateException("Record was not part of an ongoing transaction: producer "
-                            + producerId + " at epoch " + epoch + " has no transaction open in " + topicPartition
-                            + " that its transaction coordinator confirmed");
-                }
+            if (guard != null && batch.isTransactional() && !pending.containsKey(producerId)) {
+                requireVerified(producerId, epoch, guard);
             }
             Pending current = pending.computeIfAbsent(producerId, id -> Pending.of(committed));
             check(producerId, current, epoch, firstSeq, neverWritten);
@@ -219,6 +213,18 @@ public final class ProducerStateTable {
      * @throws InvalidProducerEpochException for an epoch older than the producer's current one
      */
     public void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches) {
+        checkCoordinatorAppend(batches, null);
+    }
+
+    /**
+     * {@link #checkCoordinatorAppend(Iterable)}, and with {@code guard} not null (a TxnOffsetCommit the
+     * group coordinator verified, KIP-890): a transactional batch that would start its producer's
+     * transaction here must come with the guard {@link #startVerification} handed out and no marker
+     * written since.
+     *
+     * @throws InvalidTxnStateException a transactional batch without a valid verification
+     */
+    public void checkCoordinatorAppend(Iterable<? extends RecordBatch> batches, VerificationGuard guard) {
         for (RecordBatch batch : batches) {
             if (!batch.hasProducerId()) {
                 continue;
@@ -229,6 +235,22 @@ public final class ProducerStateTable {
                         + batch.producerId() + " in " + topicPartition + " is older than its current epoch "
                         + e.producerEpoch());
             }
+            if (guard != null && batch.isTransactional()) {
+                requireVerified(batch.producerId(), batch.producerEpoch(), guard);
+            }
+        }
+    }
+
+    /** A transactional write of {@code producerId} at {@code epoch}: its transaction is open here, or {@code guard} is the live verification. */
+    private void requireVerified(long producerId, short epoch, VerificationGuard guard) {
+        if (hasOngoingTransaction(producerId, epoch)) {
+            return;
+        }
+        VerificationGuard expected = verifying.get(producerId);
+        if (guard == VerificationGuard.NONE || expected != guard) {
+            throw new InvalidTxnStateException("Record was not part of an ongoing transaction: producer "
+                    + producerId + " at epoch " + epoch + " has no transaction open in " + topicPartition
+                    + " that its transaction coordinator confirmed");
         }
     }
 

@@ -351,6 +351,31 @@ class ProducerStateTableTest {
         assertThat(table.ongoingTransactions()).hasSize(1);
     }
 
+    /**
+     * A TxnOffsetCommit the group coordinator verified (a coordinator append, KIP-890 for offsets):
+     * written only with the live guard, refused once a marker overtook the verification.
+     */
+    @Test
+    void aVerifiedOffsetCommitIsRefusedOnceAMarkerOvertookItsVerification() {
+        VerificationGuard guard = table.startVerification(PID, (short) 0);
+        MutableRecordBatch offsets = txnBatch(PID, 0, 0, 1);
+        assertThatThrownBy(() -> table.checkCoordinatorAppend(List.of(offsets), VerificationGuard.NONE))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        table.checkCoordinatorAppend(List.of(offsets), guard);
+        write(offsets);
+        // inside the open transaction: no guard needed
+        table.checkCoordinatorAppend(List.of(txnBatch(PID, 0, 0, 1)), VerificationGuard.NONE);
+        marker(PID, 0, 0, true);
+
+        VerificationGuard late = table.startVerification(PID, (short) 0);
+        marker(PID, 1, 0, false); // the transaction timed out and was aborted meanwhile
+        assertThatThrownBy(() -> table.checkCoordinatorAppend(List.of(txnBatch(PID, 1, 0, 1)), late))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        assertThat(table.ongoingTransactions()).isEmpty();
+        // unverified (verification off, or a V0 request): taken as before
+        table.checkCoordinatorAppend(List.of(txnBatch(PID, 1, 0, 1)), null);
+    }
+
     @Test
     void aProducerWithAnOpenTransactionDoesNotExpireAndASnapshotLoadKeepsTheTransactionOpen() {
         produce(txnBatch(PID, 0, 0, 1));

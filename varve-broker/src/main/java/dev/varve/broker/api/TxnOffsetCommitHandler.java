@@ -85,10 +85,11 @@ public final class TxnOffsetCommitHandler extends AllVersionsHandler {
             return CompletableFuture.completedFuture(new TxnOffsetCommitResponse(out));
         }
         return verifier.verify(req.transactionalId(), req.producerId(), req.producerEpoch(), req.groupId(), request.version())
-                .thenCompose(verified -> verified != Errors.NONE
-                        ? CompletableFuture.completedFuture(errors(valid, verified))
+                .thenCompose(verified -> verified.error() != Errors.NONE
+                        ? CompletableFuture.completedFuture(errors(valid, verified.error()))
                         : offsets.commitTransactional(req.groupId(), req.producerId(), req.producerEpoch(),
-                                req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid))
+                                req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid,
+                                verified.guard()))
                 .thenApply(result -> {
                     pending.forEach(s -> s.response().setErrorCode(
                             result.getOrDefault(s.tp(), Errors.UNKNOWN_SERVER_ERROR).code()));

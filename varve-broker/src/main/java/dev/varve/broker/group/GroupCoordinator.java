@@ -724,8 +724,10 @@ public final class GroupCoordinator {
      * under the lock, with the batch's last offset once it is in the local log (before it is committed).
      */
     void writeTransactional(ClassicGroup group, long producerId, short producerEpoch, List<SimpleRecord> records,
-                            java.util.function.LongConsumer appended, WriteDone done) {
-        write(group, () -> store.appendTransactional(group.groupId, producerId, producerEpoch, records), appended, done);
+                            dev.varve.storage.VerificationGuard guard, java.util.function.LongConsumer appended,
+                            WriteDone done) {
+        write(group, () -> guard == null ? store.appendTransactional(group.groupId, producerId, producerEpoch, records)
+                : store.appendTransactional(group.groupId, producerId, producerEpoch, records, guard), appended, done);
     }
 
     private void write(ClassicGroup group, java.util.function.Supplier<GroupStore.Write> append,

@@ -32,6 +32,16 @@ public interface GroupStore {
      */
     Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records);
 
+    /**
+     * {@link #appendTransactional(String, long, short, List)} with the verification guard of the
+     * transaction's {@code __consumer_offsets} partition (KIP-890; null: not verified): a write whose
+     * transaction a marker ended since the verification is refused with INVALID_TXN_STATE.
+     */
+    default Write appendTransactional(String groupId, long producerId, short producerEpoch, List<SimpleRecord> records,
+                                      dev.varve.storage.VerificationGuard guard) {
+        return appendTransactional(groupId, producerId, producerEpoch, records);
+    }
+
     /** The {@code __consumer_offsets} partition that holds a group's records. */
     int partitionFor(String groupId);
 

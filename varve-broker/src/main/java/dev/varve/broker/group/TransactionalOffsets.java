@@ -59,6 +59,19 @@ public final class TransactionalOffsets {
     public CompletableFuture<Map<TopicPartition, Errors>> commitTransactional(
             String groupId, long producerId, short producerEpoch, int generationId, String memberId,
             String groupInstanceId, Map<TopicPartition, GroupRecords.OffsetValue> offsets) {
+        return commitTransactional(groupId, producerId, producerEpoch, generationId, memberId, groupInstanceId, offsets,
+                null);
+    }
+
+    /**
+     * {@link #commitTransactional(String, long, short, int, String, String, Map)} with the guard of the
+     * verification the transaction coordinator answered (KIP-890; null: none): a marker written to the
+     * group's partition since then voids it, and the offsets are refused with INVALID_TXN_STATE.
+     */
+    public CompletableFuture<Map<TopicPartition, Errors>> commitTransactional(
+            String groupId, long producerId, short producerEpoch, int generationId, String memberId,
+            String groupInstanceId, Map<TopicPartition, GroupRecords.OffsetValue> offsets,
+            dev.varve.storage.VerificationGuard guard) {
         if (groupId == null || groupId.isEmpty()) {
             return done(all(offsets, Errors.INVALID_GROUP_ID));
         }
@@ -102,7 +115,7 @@ public final class TransactionalOffsets {
             CompletableFuture<Map<TopicPartition, Errors>> answer = new CompletableFuture<>();
             // indexed before the append: a marker appended after it then finds this group (a stale entry is harmless)
             index(producerId, groupId);
-            coordinator.writeTransactional(group, producerId, producerEpoch, records, lastOffset -> {
+            coordinator.writeTransactional(group, producerId, producerEpoch, records, guard, lastOffset -> {
                 // one batch: its records have consecutive offsets, in the order written
                 long offset = lastOffset - (records.size() - 1);
                 for (Map.Entry<TopicPartition, GroupRecords.OffsetValue> e : valid.entrySet()) {
