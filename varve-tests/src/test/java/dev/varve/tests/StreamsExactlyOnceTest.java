@@ -4,6 +4,8 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionListing;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -29,11 +31,14 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.StringJoiner;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -342,7 +347,7 @@ class StreamsExactlyOnceTest {
      * is still open (the app commits every second, so the kill lands well inside it); more lines are
      * produced after the kill.
      */
-    private static void killMidRun(String bootstrap, String id, String out, Lines lines, int since, App app)
+    private static Set<String> killMidRun(String bootstrap, String id, String out, Lines lines, int since, App app)
             throws Exception {
         awaitProgressPast(bootstrap, out, since, app);
         try (Admin admin = Clients.admin(bootstrap)) {
@@ -358,9 +363,37 @@ class StreamsExactlyOnceTest {
             Map<TopicPartition, String> open = openTransactions(admin, id, out);
             assertThat(open).as("the killed instance left a transaction open (lines produced so far: %s)\n%s", atKill,
                     app.tail()).isNotEmpty();
-            System.out.println(app.name + " killed with lines up to " + atKill + " produced, transactions open on " + open);
+            Set<String> ongoing = transactionalIds(admin, id, true);
+            assertThat(ongoing).as("the killed instance's transactional id, its transaction ongoing").hasSize(1);
+            System.out.println(app.name + " (" + ongoing + ") killed with lines up to " + atKill
+                    + " produced, transactions open on " + open);
             Thread.sleep(1_000);
             assertThat(lines.next()).as("lines produced after the kill").isGreaterThan(atKill);
+            return ongoing;
+        }
+    }
+
+    /** The application's transactional ids the coordinator knows, or only those with a transaction ongoing. */
+    private static Set<String> transactionalIds(Admin admin, String id, boolean ongoing) throws Exception {
+        return admin.listTransactions().all().get(60, TimeUnit.SECONDS).stream()
+                .filter(t -> t.transactionalId().startsWith(id + "-"))
+                .filter(t -> !ongoing || t.state() == TransactionState.ONGOING)
+                .map(TransactionListing::transactionalId)
+                .collect(Collectors.toCollection(TreeSet::new));
+    }
+
+    /** Checks which transactional ids the application has used. */
+    private static void assertTransactionalIds(String bootstrap, String id, Set<String> expected) throws Exception {
+        try (Admin admin = Clients.admin(bootstrap)) {
+            assertThat(transactionalIds(admin, id, false)).isEqualTo(expected);
+        }
+    }
+
+    /** The new instance has a transactional id of its own besides the killed one's. */
+    private static void assertNewTransactionalId(String bootstrap, String id, Set<String> killed) throws Exception {
+        try (Admin admin = Clients.admin(bootstrap)) {
+            Set<String> all = transactionalIds(admin, id, false);
+            assertThat(all).containsAll(killed).hasSize(killed.size() + 1);
         }
     }
 
@@ -382,18 +415,22 @@ class StreamsExactlyOnceTest {
                 }
                 lines.produce(1_200);
                 int end;
+                Set<String> killed;
                 try (App second = new App("app-2", bootstrap, id, state, in, out, 1)) {
                     awaitCounts(bootstrap, out, 1_200, second);
                     lines.start();
-                    killMidRun(bootstrap, id, out, lines, 1_200, second);
+                    killed = killMidRun(bootstrap, id, out, lines, 1_200, second);
                     end = lines.stop();
                 }
                 // the same state directory: the same process id and transactional id
                 try (App third = new App("app-3", bootstrap, id, state, in, out, 1)) {
+                    long started = System.currentTimeMillis();
                     awaitCounts(bootstrap, out, end, third);
+                    System.out.println("app-3 caught up in " + (System.currentTimeMillis() - started) + " ms");
                     lines.produce(end + 300);
                     awaitCounts(bootstrap, out, end + 300, third);
                     assertExact(bootstrap, out, end + 300, third);
+                    assertTransactionalIds(bootstrap, id, killed);
                 }
             }
         }
@@ -411,15 +448,19 @@ class StreamsExactlyOnceTest {
             try (Lines lines = new Lines(bootstrap, in, 0)) {
                 lines.produce(600);
                 int end;
+                Set<String> killed;
                 try (App first = new App("app-1", bootstrap, id, dir.resolve("state-1"), in, out, 1)) {
                     awaitCounts(bootstrap, out, 600, first);
                     lines.start();
-                    killMidRun(bootstrap, id, out, lines, 600, first);
+                    killed = killMidRun(bootstrap, id, out, lines, 600, first);
                     end = lines.stop();
                 }
                 // an empty state directory: the store restored from its changelog, a new transactional id
                 try (App second = new App("app-2", bootstrap, id, dir.resolve("state-2"), in, out, 1)) {
+                    long started = System.currentTimeMillis();
                     awaitCounts(bootstrap, out, end, second);
+                    System.out.println("app-2 caught up in " + (System.currentTimeMillis() - started) + " ms");
+                    assertNewTransactionalId(bootstrap, id, killed);
                     lines.produce(end + 300);
                     awaitCounts(bootstrap, out, end + 300, second);
                     assertExact(bootstrap, out, end + 300, second);
@@ -445,18 +486,22 @@ class StreamsExactlyOnceTest {
             try (Lines lines = new Lines(bootstrap, in, 0)) {
                 lines.produce(600);
                 int end;
+                Set<String> killed;
                 try (App first = new App("app-1", bootstrap, id, dir.resolve("state-1"), in, out, 3)) {
                     awaitCounts(bootstrap, out, 600, first);
                     lines.start();
                     awaitProgressPast(bootstrap, out, 600, first);
                     cluster.node(2).kill(); // while the app is processing
                     int atBrokerKill = lines.next();
-                    killMidRun(bootstrap, id, out, lines, atBrokerKill, first);
+                    killed = killMidRun(bootstrap, id, out, lines, atBrokerKill, first);
                     end = lines.stop();
                 }
                 // an empty state directory, two brokers left: the store restored from the changelog
                 try (App second = new App("app-2", bootstrap, id, dir.resolve("state-2"), in, out, 3)) {
+                    long started = System.currentTimeMillis();
                     awaitCounts(bootstrap, out, end, second);
+                    System.out.println("app-2 caught up in " + (System.currentTimeMillis() - started) + " ms");
+                    assertNewTransactionalId(bootstrap, id, killed);
                     lines.produce(end + 300);
                     awaitCounts(bootstrap, out, end + 300, second);
                     assertExact(bootstrap, out, end + 300, second);
