@@ -9,6 +9,7 @@
 #   1. ProducerPerformance with --transactional-id and --transaction-duration-ms 100 (a commit every
 #      100 ms), RECORDS records of 1 KB, acks=all: MB/s and failed sends;
 #   2. ConsumerPerformance with isolation.level=read_committed over those records: MB/s.
+# Both run with group.initial.rebalance.delay.ms=0 (the peer Kafka's setting).
 # Environment: HEAP per node (default 2G), KAFKA_PEER (default ../shared/peer/kafka).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -48,8 +49,9 @@ steps() {
 }
 
 echo "== Varve, 3 nodes" >&2
+# group.initial.rebalance.delay.ms=0 as the peer Kafka runs (its config), so both joins are timed alike
 vboot=$(VARVE_JAVA_OPTS="-Xms$heap -Xmx$heap -XX:+UseG1GC" "$root/bin/varve" cluster up --nodes 3 --dir "$work/varve" \
-    --base-port 29092 2>>"$work/log")
+    --base-port 29092 --config group.initial.rebalance.delay.ms=0 2>>"$work/log")
 read -r v_mb v_err v_cmb <<<"$(steps varve "$vboot")"
 "$root/bin/varve" cluster down --dir "$work/varve" >/dev/null 2>&1
 
