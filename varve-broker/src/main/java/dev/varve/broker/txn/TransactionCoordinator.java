@@ -442,7 +442,10 @@ public final class TransactionCoordinator {
             TxnMetadata m = e.current;
             boolean retryOnOverflow = m.previousProducerId() == producerId && producerEpoch == Short.MAX_VALUE - 1
                     && m.producerEpoch() == 0;
-            boolean retryOnBump = m.producerEpoch() == producerEpoch + 1;
+            // a retry of this producer's own V2 end: the end bumped the epoch. Only an end written by a V2
+            // client counts (Kafka looks at the epoch alone): a fenced V2 instance must not take the epoch of
+            // a V1 instance whose end did not bump it (found by TxnSimulation)
+            boolean retryOnBump = m.producerEpoch() == producerEpoch + 1 && m.usesTransactionsV2();
             boolean validEpoch = switch (m.state()) {
                 case PREPARE_COMMIT, PREPARE_ABORT -> retryOnBump;
                 case COMPLETE_COMMIT, COMPLETE_ABORT -> retryOnBump || retryOnOverflow || producerEpoch == m.producerEpoch();

@@ -215,6 +215,43 @@ class TransactionCoordinatorTest {
         }
     }
 
+    /**
+     * A fenced V2 instance whose epoch is one below a V1 instance's (the V1 instance's InitProducerId
+     * bumped it; its ends do not): the zombie's EndTxn is no retry of its own end and must be fenced,
+     * not handed the live epoch (found by TxnSimulation: the zombie then ended the V1 instance's
+     * transactions).
+     */
+    @Test
+    void aFencedV2InstanceIsNotHandedTheEpochOfAV1InstanceThatFollowedIt() {
+        loaded();
+        TransactionCoordinator.InitResult zombie = init("app"); // V2 instance, epoch 0
+        assertThat(coordinator.addPartitions("app", zombie.producerId(), zombie.producerEpoch(), Set.of(A), (short) 2).join())
+                .isEqualTo(Errors.NONE);
+        TransactionCoordinator.EndResult bumped = coordinator.endTransaction("app", zombie.producerId(),
+                zombie.producerEpoch(), true, (short) 2).join();
+        markers.last().done().complete(null);
+        short zombieEpoch = bumped.producerEpoch(); // 1
+
+        TransactionCoordinator.InitResult v1 = init("app"); // a V1 instance: epoch 2
+        assertThat(v1.producerEpoch()).isEqualTo((short) (zombieEpoch + 1));
+        assertThat(coordinator.addPartitions("app", v1.producerId(), v1.producerEpoch(), Set.of(B)).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.endTransaction("app", v1.producerId(), v1.producerEpoch(), false).join()).isEqualTo(Errors.NONE);
+        markers.last().done().complete(null);
+        assertThat(coordinator.describe("app").orElseThrow().state()).isEqualTo(TransactionState.COMPLETE_ABORT);
+
+        TransactionCoordinator.EndResult answer = coordinator.endTransaction("app", zombie.producerId(), zombieEpoch,
+                false, (short) 2).join();
+        assertThat(answer.error()).isEqualTo(Errors.PRODUCER_FENCED);
+        // a V2 retry of its own end still works
+        TransactionCoordinator.InitResult v2 = init("app");
+        coordinator.addPartitions("app", v2.producerId(), v2.producerEpoch(), Set.of(A), (short) 2).join();
+        TransactionCoordinator.EndResult first = coordinator.endTransaction("app", v2.producerId(), v2.producerEpoch(),
+                false, (short) 2).join();
+        markers.last().done().complete(null);
+        assertThat(coordinator.endTransaction("app", v2.producerId(), v2.producerEpoch(), false, (short) 2).join())
+                .as("the retried end answers as the first did").isEqualTo(first);
+    }
+
     @Test
     void aNewProducerFencesTheOldOneAndAbortsItsTransaction() {
         loaded();

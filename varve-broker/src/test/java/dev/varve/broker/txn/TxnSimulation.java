@@ -40,8 +40,9 @@ import java.util.function.Function;
  * A deterministic simulation of the transaction protocol: the real {@link TransactionCoordinator} of
  * every broker (with its {@link TxnTransitions}), {@code __transaction_state} records in Kafka's format
  * ({@link TransactionRecords}, decoded again at every load), and each data partition's real
- * {@link ProducerStateTable} (epoch and sequence checks, the KIP-890 verification guard, markers),
- * under transactional producers that behave as Kafka's do (V1 with AddPartitionsToTxn, V2 adding
+ * {@link ProducerStateTable} (epoch and sequence checks, the KIP-890 verification guard, markers) —
+ * and a {@code __consumer_offsets} partition that takes TxnOffsetCommit writes as the group
+ * coordinator appends them (epoch-checked, guarded) — under transactional producers that behave as Kafka's do (V1 with AddPartitionsToTxn, V2 adding
  * partitions through Produce and bumping the epoch with every EndTxn; retries, KIP-360 epoch bumps,
  * fatal fencing), on one thread with a seeded schedule.
  *
@@ -305,13 +306,16 @@ final class TxnSimulation {
 
     private final class DataPartition {
         final TopicPartition tp;
+        /** A {@code __consumer_offsets} partition: its transactional writes are a group coordinator's (TxnOffsetCommit). */
+        final boolean offsets;
         int leader;
         int leaderEpoch;
         final List<Entry> log = new ArrayList<>();
         ProducerStateTable producers;
 
-        DataPartition(int index, int leader) {
-            this.tp = new TopicPartition(TOPIC, index);
+        DataPartition(TopicPartition tp, int leader, boolean offsets) {
+            this.tp = tp;
+            this.offsets = offsets;
             this.leader = leader;
             this.producers = new ProducerStateTable(tp);
         }
@@ -319,6 +323,10 @@ final class TxnSimulation {
         long nextOffset() {
             return log.size();
         }
+    }
+
+    private DataPartition partition(TopicPartition tp) {
+        return data.stream().filter(d -> d.tp.equals(tp)).findFirst().orElseThrow();
     }
 
     /** The new leader rebuilds its producer state from the log: verifications begun at the old one are gone. */
@@ -354,7 +362,7 @@ final class TxnSimulation {
             if (!b.alive(gen) || f.isDone()) {
                 return;
             }
-            DataPartition dp = data.get(tp.partition());
+            DataPartition dp = partition(tp);
             if (!brokers.get(dp.leader).up) {
                 after(100, () -> sendMarker(b, gen, id, pid, epoch, coordinatorEpoch, commit, tp, remaining, f));
                 return;
@@ -447,7 +455,10 @@ final class TxnSimulation {
         MemoryRecords records = MemoryRecords.withTransactionalRecords(offset, Compression.NONE, pid, epoch, seq,
                 dp.leaderEpoch, new SimpleRecord(now, tag.getBytes(StandardCharsets.UTF_8)));
         try {
-            if (table.checkAppend(records.batches(), offset == 0, guard).isPresent()) {
+            if (dp.offsets) {
+                // the group coordinator's write of a TxnOffsetCommit: epoch checked, sequences not (always 0)
+                table.checkCoordinatorAppend(records.batches(), guard);
+            } else if (table.checkAppend(records.batches(), offset == 0, guard).isPresent()) {
                 count("duplicate produce answered");
                 return Errors.NONE;
             }
@@ -602,11 +613,15 @@ final class TxnSimulation {
             }
             tag = name() + "/t" + (++transactions);
             outcomes.put(tag, Outcome.OPEN);
-            List<DataPartition> chosen = new ArrayList<>(data);
+            List<DataPartition> chosen = new ArrayList<>(data.stream().filter(d -> !d.offsets).toList());
             java.util.Collections.shuffle(chosen, random);
-            partitions = chosen.subList(0, 1 + random.nextInt(Math.min(3, chosen.size())));
+            partitions = new ArrayList<>(chosen.subList(0, 1 + random.nextInt(Math.min(3, chosen.size()))));
+            if (random.nextInt(3) == 0) {
+                // sendOffsetsToTransaction: V1 adds the group's partition (AddOffsetsToTxn), V2's TxnOffsetCommit adds it
+                partitions.add(data.stream().filter(d -> d.offsets).findFirst().orElseThrow());
+            }
             next = 0;
-            trace(name() + " begins " + tag + " on " + partitions.stream().map(p -> p.tp.partition()).toList());
+            trace(name() + " begins " + tag + " on " + partitions.stream().map(p -> p.tp.toString()).toList());
             if (v2) {
                 produceNext();
             } else {
@@ -648,7 +663,7 @@ final class TxnSimulation {
 
         void sendBatch() {
             DataPartition dp = partitions.get(next);
-            int seq = sequences.getOrDefault(dp.tp.partition(), 0);
+            int seq = dp.offsets ? 0 : sequences.getOrDefault(dp.tp.partition(), 0);
             long request = ++requests;
             boolean[] answered = {false};
             String batchTag = tag;
@@ -672,7 +687,9 @@ final class TxnSimulation {
 
         void onProduced(DataPartition dp, int seq, Errors e) {
             if (e == Errors.NONE) {
-                sequences.put(dp.tp.partition(), seq + 1);
+                if (!dp.offsets) {
+                    sequences.put(dp.tp.partition(), seq + 1);
+                }
                 next++;
                 produceNext();
                 return;
@@ -890,8 +907,9 @@ final class TxnSimulation {
             leader.coordinator.completeLoad(p, 0, Map.of());
         }
         for (int p = 0; p < settings.dataPartitions(); p++) {
-            data.add(new DataPartition(p, (p + 1) % settings.brokers()));
+            data.add(new DataPartition(new TopicPartition(TOPIC, p), (p + 1) % settings.brokers(), false));
         }
+        data.add(new DataPartition(new TopicPartition("__consumer_offsets", 0), settings.brokers() - 1, true));
         for (int i = 0; i < settings.transactionalIds(); i++) {
             Client c = new Client("txn-" + i, 0, random.nextBoolean());
             clients.put(c.id, c);
