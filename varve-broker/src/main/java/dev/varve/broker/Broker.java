@@ -182,7 +182,8 @@ public final class Broker implements AutoCloseable {
             // a marker written while the coordinator answers voids the answer
             dev.varve.storage.VerificationGuard guard;
             try {
-                guard = replicaManager.startTransactionVerification(offsets, producerId, epoch);
+                guard = replicaManager.startTransactionVerification(offsets, producerId, epoch,
+                        op == TxnPartitionVerifier.Operation.ADD);
             } catch (RuntimeException e) {
                 org.apache.kafka.common.protocol.Errors error = org.apache.kafka.common.protocol.Errors.forException(e);
                 return java.util.concurrent.CompletableFuture.completedFuture(TxnOffsetCommitVerifier.Verified.refused(

@@ -105,8 +105,9 @@ public final class ReplicaManager {
      * Starts verifying {@code producerId}'s transactional write to {@code tp}, which this broker must
      * lead (see {@link PartitionLog#startTransactionVerification}).
      */
-    public dev.varve.storage.VerificationGuard startTransactionVerification(TopicPartition tp, long producerId, short epoch) {
-        return log(tp).startTransactionVerification(producerId, epoch);
+    public dev.varve.storage.VerificationGuard startTransactionVerification(TopicPartition tp, long producerId, short epoch,
+                                                                            boolean supportsEpochBump) {
+        return log(tp).startTransactionVerification(producerId, epoch, supportsEpochBump);
     }
 
     /** An append as leader and the leader epoch it was made in (what an acks=all wait is tied to). */

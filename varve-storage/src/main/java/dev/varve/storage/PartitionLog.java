@@ -563,12 +563,13 @@ public final class PartitionLog implements AutoCloseable {
      * {@link VerificationGuard#NONE} when its transaction is already open here, else the guard to
      * present with the append once the coordinator confirmed the partition is in the transaction.
      *
+     * @param supportsEpochBump the write comes from a transactions V2 client (Produce v12+)
      * @throws org.apache.kafka.common.errors.InvalidProducerEpochException the epoch is older than the producer's
      */
-    public VerificationGuard startTransactionVerification(long producerId, short epoch) {
+    public VerificationGuard startTransactionVerification(long producerId, short epoch, boolean supportsEpochBump) {
         synchronized (lock) {
             ensureOpen();
-            return producerStateManager.startVerification(producerId, epoch);
+            return producerStateManager.startVerification(producerId, epoch, supportsEpochBump);
         }
     }
 

@@ -226,8 +226,8 @@ final class ProducerStateManager {
     }
 
     /** See {@link ProducerStateTable#startVerification}. */
-    VerificationGuard startVerification(long producerId, short epoch) {
-        return table.startVerification(producerId, epoch);
+    VerificationGuard startVerification(long producerId, short epoch, boolean supportsEpochBump) {
+        return table.startVerification(producerId, epoch, supportsEpochBump);
     }
 
     /**

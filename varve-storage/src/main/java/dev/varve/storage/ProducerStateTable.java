@@ -186,9 +186,10 @@ public final class ProducerStateTable {
      * already open here (nothing to ask), else the guard the write must present (the one already
      * handed out, when a verification of the same or an older epoch is in progress).
      *
+     * @param supportsEpochBump the write comes from a transactions V2 client (see {@link VerificationGuard})
      * @throws InvalidProducerEpochException the epoch is older than the producer's current one
      */
-    public VerificationGuard startVerification(long producerId, short epoch) {
+    public VerificationGuard startVerification(long producerId, short epoch, boolean supportsEpochBump) {
         if (hasOngoingTransaction(producerId, epoch)) {
             return VerificationGuard.NONE;
         }
@@ -199,7 +200,7 @@ public final class ProducerStateTable {
         }
         VerificationGuard current = verifying.get(producerId);
         if (current == null || current.producerEpoch() < epoch) {
-            current = new VerificationGuard(epoch);
+            current = new VerificationGuard(epoch, supportsEpochBump);
             verifying.put(producerId, current);
         }
         return current;
@@ -365,7 +366,10 @@ public final class ProducerStateTable {
                 producers.put(producerId, entry.withEpoch(epoch, maxTimestamp));
                 return Optional.empty();
             }
-            verifying.remove(producerId); // a verification begun before the marker is void
+            VerificationGuard guard = verifying.get(producerId);
+            if (guard == null || !guard.supportsEpochBump() || guard.producerEpoch() != epoch) {
+                verifying.remove(producerId); // a verification begun before the marker is void
+            } // else the V2 producer's next transaction, at the epoch this marker bumped to: still valid
             long first = entry.inTransaction() ? entry.currentTxnFirstOffset() : baseOffset;
             if (entry.inTransaction()) {
                 ongoing.remove(first);

@@ -323,29 +323,29 @@ class ProducerStateTableTest {
                 .hasMessageContaining("not part of an ongoing transaction");
         assertThat(nextOffset).isZero();
 
-        VerificationGuard guard = table.startVerification(PID, (short) 0);
+        VerificationGuard guard = table.startVerification(PID, (short) 0, false);
         assertThat(guard).isNotSameAs(VerificationGuard.NONE);
-        assertThat(table.startVerification(PID, (short) 0)).isSameAs(guard); // a retry asks with the same guard
+        assertThat(table.startVerification(PID, (short) 0, false)).isSameAs(guard); // a retry asks with the same guard
         // a guard of another verification does not open it
         ProducerStateTable other = new ProducerStateTable(new TopicPartition("t", 1));
-        VerificationGuard foreign = other.startVerification(PID, (short) 0);
+        VerificationGuard foreign = other.startVerification(PID, (short) 0, false);
         assertThatThrownBy(() -> produceVerified(txnBatch(PID, 0, 0, 1), foreign))
                 .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
         assertThat(produceVerified(txnBatch(PID, 0, 0, 2), guard)).isEmpty();  // 0-1: open
         // inside the open transaction nothing more is asked
-        assertThat(table.startVerification(PID, (short) 0)).isSameAs(VerificationGuard.NONE);
+        assertThat(table.startVerification(PID, (short) 0, false)).isSameAs(VerificationGuard.NONE);
         assertThat(produceVerified(txnBatch(PID, 0, 2, 1), VerificationGuard.NONE)).isEmpty();
         marker(PID, 0, 0, true);
 
         // the next transaction: verification starts, then the coordinator's marker (an abort after a
         // timeout, say) lands before the write: the write is refused and opens nothing
-        VerificationGuard late = table.startVerification(PID, (short) 0);
+        VerificationGuard late = table.startVerification(PID, (short) 0, false);
         marker(PID, 1, 0, false);
         assertThatThrownBy(() -> produceVerified(txnBatch(PID, 1, 0, 1), late))
                 .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
         assertThat(table.ongoingTransactions()).isEmpty();
         // an older epoch cannot even start one
-        assertThatThrownBy(() -> table.startVerification(PID, (short) 0)).isInstanceOf(InvalidProducerEpochException.class);
+        assertThatThrownBy(() -> table.startVerification(PID, (short) 0, false)).isInstanceOf(InvalidProducerEpochException.class);
         // without verification (the feature off) the table takes it as before
         assertThat(produce(txnBatch(PID, 1, 0, 1))).isEmpty();
         assertThat(table.ongoingTransactions()).hasSize(1);
@@ -357,7 +357,7 @@ class ProducerStateTableTest {
      */
     @Test
     void aVerifiedOffsetCommitIsRefusedOnceAMarkerOvertookItsVerification() {
-        VerificationGuard guard = table.startVerification(PID, (short) 0);
+        VerificationGuard guard = table.startVerification(PID, (short) 0, false);
         MutableRecordBatch offsets = txnBatch(PID, 0, 0, 1);
         assertThatThrownBy(() -> table.checkCoordinatorAppend(List.of(offsets), VerificationGuard.NONE))
                 .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
@@ -367,13 +367,50 @@ class ProducerStateTableTest {
         table.checkCoordinatorAppend(List.of(txnBatch(PID, 0, 0, 1)), VerificationGuard.NONE);
         marker(PID, 0, 0, true);
 
-        VerificationGuard late = table.startVerification(PID, (short) 0);
+        VerificationGuard late = table.startVerification(PID, (short) 0, false);
         marker(PID, 1, 0, false); // the transaction timed out and was aborted meanwhile
         assertThatThrownBy(() -> table.checkCoordinatorAppend(List.of(txnBatch(PID, 1, 0, 1)), late))
                 .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
         assertThat(table.ongoingTransactions()).isEmpty();
         // unverified (verification off, or a V0 request): taken as before
         table.checkCoordinatorAppend(List.of(txnBatch(PID, 1, 0, 1)), null);
+    }
+
+    /**
+     * Transactions V2 (KIP-890 part 2): the coordinator writes the markers of the transaction at epoch 0
+     * with epoch 1, the epoch of the producer's next transaction, and answers EndTxn before they are out.
+     * The next transaction's first write may start its verification before that marker lands here (the
+     * coordinator answers its add CONCURRENT_TRANSACTIONS until then): the marker at the guard's own
+     * epoch leaves the V2 guard valid, and the write opens the transaction. Found by Kafka Connect's
+     * exactly-once source tasks (transaction.boundary=interval), which write again as soon as a commit
+     * returns and failed with INVALID_TXN_STATE when the marker voided every guard.
+     */
+    @Test
+    void aV2GuardOutlivesThePreviousTransactionsMarkerAtItsEpochButNotAnyOther() {
+        VerificationGuard first = table.startVerification(PID, (short) 0, true);
+        assertThat(produceVerified(txnBatch(PID, 0, 0, 2), first)).isEmpty();
+        // EndTxn v5 commits and bumps to epoch 1; the client writes at once, before the marker is here
+        VerificationGuard next = table.startVerification(PID, (short) 1, true);
+        assertThat(next).isNotSameAs(VerificationGuard.NONE);
+        marker(PID, 1, 0, true);
+        assertThat(table.startVerification(PID, (short) 1, true)).as("a retry after the marker").isSameAs(next);
+        assertThat(produceVerified(txnBatch(PID, 1, 0, 1), next)).isEmpty();
+        assertThat(table.ongoingTransactions()).hasSize(1);
+        marker(PID, 2, 0, true);
+
+        // a V2 guard of an older epoch than the marker's: a late write of the transaction just ended
+        VerificationGuard late = table.startVerification(PID, (short) 2, true);
+        marker(PID, 3, 0, false); // aborted (timed out) by the coordinator, bumping to 3
+        assertThatThrownBy(() -> produceVerified(txnBatch(PID, 2, 0, 1), late))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
+        assertThat(table.ongoingTransactions()).isEmpty();
+
+        // a V1 guard (the epoch does not move with markers) is void after any marker, even at its epoch
+        ProducerStateTable v1 = new ProducerStateTable(new TopicPartition("t", 2));
+        VerificationGuard old = v1.startVerification(PID + 1, (short) 0, false);
+        v1.update(TestRecords.marker(0, PID + 1, (short) 0, 0, true, T0).batches().iterator().next());
+        assertThatThrownBy(() -> v1.checkAppend(List.of(txnBatch(PID + 1, 0, 0, 1)), false, old))
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidTxnStateException.class);
     }
 
     @Test

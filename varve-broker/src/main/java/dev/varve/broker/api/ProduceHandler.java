@@ -132,8 +132,10 @@ public final class ProduceHandler extends AllVersionsHandler {
                     continue;
                 }
                 try {
+                    // a V2 client (the partition added by this write) keeps its guard across the marker
+                    // of its previous transaction, which carries the epoch it now writes with
                     guards.put(tp, broker.replicaManager().startTransactionVerification(tp, batch.producerId(),
-                            batch.producerEpoch()));
+                            batch.producerEpoch(), op == dev.varve.broker.TxnPartitionVerifier.Operation.ADD));
                 } catch (RuntimeException e) {
                     refused.put(tp, Errors.forException(e));
                 }

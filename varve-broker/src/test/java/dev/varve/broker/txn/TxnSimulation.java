@@ -413,7 +413,7 @@ final class TxnSimulation {
             guard = null;
         } else {
             try {
-                guard = table.startVerification(pid, epoch);
+                guard = table.startVerification(pid, epoch, v2);
             } catch (RuntimeException e) {
                 reply.accept(Errors.forException(e));
                 return;
