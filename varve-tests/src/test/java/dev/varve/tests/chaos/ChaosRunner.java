@@ -110,7 +110,7 @@ public final class ChaosRunner {
     }
 
     /** What a run did: the checker's report, plus the faults injected. */
-    public record Result(Report report, List<String> faults, java.util.Set<Fault> kinds) {
+    public record Result(Report report, TxnReport txnReport, List<String> faults, java.util.Set<Fault> kinds) {
     }
 
     private final Settings settings;
@@ -135,8 +135,10 @@ public final class ChaosRunner {
             admin.createTopics(List.of(new NewTopic(TOPIC, settings.partitions(), (short) 3)
                     .configs(Map.of("min.insync.replicas", "2", "retention.ms", "-1",
                             "segment.bytes", "65536")))).all().get(60, TimeUnit.SECONDS);
+            TxnWorkload.createTopics(admin);
             awaitFullIsr(admin, 60_000);
 
+            TxnWorkload txn = new TxnWorkload(cluster, settings.seed());
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < settings.producers(); i++) {
                 int process = i;
@@ -146,6 +148,7 @@ public final class ChaosRunner {
                 int process = 100 + i;
                 threads.add(start("chaos-consumer-" + i, () -> consume(cluster, process)));
             }
+            txn.start();
             nemesis(cluster, admin);
             // heal: every link and every node up, then give the cluster time to settle
             if (network != null) {
@@ -156,16 +159,21 @@ public final class ChaosRunner {
                     n.start();
                 }
             }
-            history.heal(System.nanoTime());
+            long healed = System.nanoTime();
+            history.heal(healed);
+            txn.heal(healed);
             awaitFullIsr(admin, 90_000);
             Thread.sleep(2_000); // some writes after the heal, acknowledged by the full ISR
+            txn.awaitProgress(5, 2, 90_000); // transactions committed after the heal (the test asserts it)
             running.set(false);
             for (Thread t : threads) {
                 t.join(180_000);
             }
+            txn.stop(admin);
             finalRead(cluster);
             Report report = Checker.check(history, new Checker.Options(120_000));
-            return new Result(report, List.copyOf(faults), java.util.Set.copyOf(injected));
+            TxnReport txnReport = TxnChecker.check(txn.history());
+            return new Result(report, txnReport, List.copyOf(faults), java.util.Set.copyOf(injected));
         }
     }
 
@@ -281,8 +289,10 @@ public final class ChaosRunner {
             case LOSE_TAIL -> {
                 note("kill -9 node " + node.id + ", then lose its unflushed tails");
                 node.kill();
-                for (String cut : TailCutter.cut(node.dataDir(), TOPIC, random)) {
-                    note("  node " + node.id + " " + cut);
+                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT)) {
+                    for (String cut : TailCutter.cut(node.dataDir(), topic, random)) {
+                        note("  node " + node.id + " " + cut);
+                    }
                 }
                 note("restart node " + node.id);
                 node.start();
@@ -372,8 +382,10 @@ public final class ChaosRunner {
         while (System.currentTimeMillis() < deadline) {
             try {
                 boolean full = true;
-                for (TopicPartitionInfo p : TestCluster.describe(admin, TOPIC)) {
-                    full &= p.isr().size() == 3 && p.leader() != null && !p.leader().isEmpty();
+                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT)) {
+                    for (TopicPartitionInfo p : TestCluster.describe(admin, topic)) {
+                        full &= p.isr().size() == 3 && p.leader() != null && !p.leader().isEmpty();
+                    }
                 }
                 if (full) {
                     return;

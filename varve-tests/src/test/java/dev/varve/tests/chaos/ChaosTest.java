@@ -14,7 +14,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * suite; {@code -Dvarve.chaos.duration=10m} (or {@code bin/varve-chaos --duration 10m}) for a long run,
  * {@code -Dvarve.chaos.seed=N} to replay a schedule, {@code -Dvarve.chaos.faults=KILL,ISOLATE} to inject only
  * some {@link ChaosRunner.Fault}s. The network faults need root (network namespaces); without it the
- * run injects the process and disk faults only, and says so. The report is printed either way.
+ * run injects the process and disk faults only, and says so. The reports (plain and transactional,
+ * {@link TxnWorkload}) are printed either way.
  */
 class ChaosTest {
     @TempDir
@@ -38,11 +39,21 @@ class ChaosTest {
         System.out.println("faults injected:");
         result.faults().forEach(f -> System.out.println("  " + f));
         System.out.println(result.report());
+        System.out.println(result.txnReport());
         assertThat(result.kinds()).as("every fault kind was injected").containsExactlyInAnyOrderElementsOf(settings.faults());
         assertThat(result.report().valid()).as("no anomaly (seed " + seed + ")\n" + result.report()).isTrue();
         assertThat(result.report().liveness().complete())
                 .as("every acknowledged write readable after the faults healed (seed " + seed + ")").isTrue();
         assertThat(result.report().totals().acked()).as("writes were acknowledged").isGreaterThan(100);
+        TxnReport txn = result.txnReport();
+        assertThat(txn.valid()).as("no transactional anomaly (seed " + seed + ")\n" + txn).isTrue();
+        assertThat(txn.totals().finalComplete()).as("both transactional topics read to their ends after the heal").isTrue();
+        assertThat(txn.totals().offsetsChecked()).as("the processors stopped cleanly and their offsets were judged").isTrue();
+        assertThat(txn.totals().writerCommitted()).as("transactions were committed").isGreaterThan(50);
+        assertThat(txn.totals().writerAborted()).as("transactions were aborted").isGreaterThan(5);
+        assertThat(txn.totals().processorCommitted()).as("consume-transform-produce transactions were committed").isGreaterThan(10);
+        assertThat(txn.totals().writerCommittedAfterHeal()).as("transactions committed after the heal").isGreaterThan(0);
+        assertThat(txn.totals().processorCommittedAfterHeal()).as("processor transactions committed after the heal").isGreaterThan(0);
     }
 
     /** "90s", "10m", "2h" or milliseconds. */

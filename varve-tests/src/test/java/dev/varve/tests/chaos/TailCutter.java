@@ -37,7 +37,7 @@ final class TailCutter {
         List<String> cuts = new ArrayList<>();
         List<Path> partitionDirs;
         try (Stream<Path> dirs = Files.list(dataDir)) {
-            partitionDirs = dirs.filter(d -> Files.isDirectory(d) && d.getFileName().toString().startsWith(topic + "-"))
+            partitionDirs = dirs.filter(d -> Files.isDirectory(d) && d.getFileName().toString().matches(java.util.regex.Pattern.quote(topic) + "-\\d+"))
                     .sorted().toList();
         }
         for (Path dir : partitionDirs) {
