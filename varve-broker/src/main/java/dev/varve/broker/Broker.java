@@ -172,38 +172,9 @@ public final class Broker implements AutoCloseable {
                 transactionLog, markerWriter, () -> context.producerIds().nextProducerId(), Time.SYSTEM);
         this.transactionPartitions = new TransactionPartitions(transactionLog, transactions, timer);
         TxnPartitionVerifier txnVerifier = new TxnPartitionVerifier(context, transactions, transactionLog, timer);
-        TxnOffsetCommitVerifier offsetsVerifier = (txnId, producerId, epoch, groupId, version) -> {
-            TxnPartitionVerifier.Operation op = TxnPartitionVerifier.Operation.forTxnOffsetCommit(version);
-            if (!txnVerifier.asks(op)) {
-                return java.util.concurrent.CompletableFuture.completedFuture(TxnOffsetCommitVerifier.Verified.OK);
-            }
-            org.apache.kafka.common.TopicPartition offsets = new org.apache.kafka.common.TopicPartition(OffsetsTopic.NAME, offsetsTopic.partitionFor(groupId));
-            // as for a produce: the guard first (none needed when the transaction is open there already), so
-            // a marker written while the coordinator answers voids the answer
-            dev.varve.storage.VerificationGuard guard;
-            try {
-                guard = replicaManager.startTransactionVerification(offsets, producerId, epoch,
-                        op == TxnPartitionVerifier.Operation.ADD);
-            } catch (RuntimeException e) {
-                org.apache.kafka.common.protocol.Errors error = org.apache.kafka.common.protocol.Errors.forException(e);
-                return java.util.concurrent.CompletableFuture.completedFuture(TxnOffsetCommitVerifier.Verified.refused(
-                        error == org.apache.kafka.common.protocol.Errors.INVALID_PRODUCER_EPOCH ? error
-                                : org.apache.kafka.common.protocol.Errors.NOT_COORDINATOR));
-            }
-            if (guard == dev.varve.storage.VerificationGuard.NONE) {
-                return java.util.concurrent.CompletableFuture.completedFuture(
-                        new TxnOffsetCommitVerifier.Verified(org.apache.kafka.common.protocol.Errors.NONE, guard));
-            }
-            return txnVerifier.addOrVerify(txnId, producerId, epoch, java.util.Set.of(offsets), op).thenApply(failed -> {
-                org.apache.kafka.common.protocol.Errors e = failed.getOrDefault(offsets, org.apache.kafka.common.protocol.Errors.NONE);
-                // the coordinator unreachable: the producer finds it again and retries
-                if (e == org.apache.kafka.common.protocol.Errors.NOT_ENOUGH_REPLICAS) {
-                    e = org.apache.kafka.common.protocol.Errors.COORDINATOR_NOT_AVAILABLE;
-                }
-                return e == org.apache.kafka.common.protocol.Errors.NONE
-                        ? new TxnOffsetCommitVerifier.Verified(e, guard) : TxnOffsetCommitVerifier.Verified.refused(e);
-            });
-        };
+        TxnOffsetCommitVerifier offsetsVerifier = (txnId, producerId, epoch, groupId, version) ->
+                txnVerifier.verifyOffsetCommit(txnId, producerId, epoch, new org.apache.kafka.common.TopicPartition(
+                        OffsetsTopic.NAME, offsetsTopic.partitionFor(groupId)), version);
         dev.varve.broker.group.CoordinatorGate groupGate = coordinatorPartitions != null ? coordinatorPartitions
                 : dev.varve.broker.group.CoordinatorGate.ALWAYS;
         markerWriter.setOffsetsListener(new TxnMarkerWriter.OffsetsMarkerListener() {

@@ -2,6 +2,7 @@ package dev.varve.broker;
 
 import dev.varve.broker.cluster.AddPartitionsChannel;
 import dev.varve.broker.cluster.ClusterReplicaManager;
+import dev.varve.broker.group.TxnOffsetCommitVerifier;
 import dev.varve.broker.txn.TransactionCoordinator;
 import dev.varve.metadata.MetadataImage;
 import org.apache.kafka.common.TopicPartition;
@@ -110,6 +111,52 @@ public final class TxnPartitionVerifier {
                 }
             });
             result.complete(failed);
+        });
+    }
+
+    /**
+     * Starts the leader's side of a verification of {@code tp} for a transactional write (KIP-890): the
+     * guard the append must present, NONE when the producer's transaction is open there already (nothing
+     * to ask). A V2 client ({@link Operation#ADD}, the partition added by this write) keeps its guard across
+     * the marker of its previous transaction, which carries the epoch it now writes with.
+     *
+     * @throws RuntimeException with the Kafka error the write is refused with (e.g. an older epoch)
+     */
+    public dev.varve.storage.VerificationGuard startGuard(TopicPartition tp, long producerId, short producerEpoch, Operation op) {
+        return broker.replicaManager().startTransactionVerification(tp, producerId, producerEpoch, op == Operation.ADD);
+    }
+
+    /**
+     * The say on a TxnOffsetCommit of version {@code apiVersion} (see {@link TxnOffsetCommitVerifier}) for
+     * the group whose {@code __consumer_offsets} partition is {@code offsets}: as for a produce, the guard
+     * first, so a marker written while the coordinator answers voids the answer. The coordinator being
+     * unreachable is answered COORDINATOR_NOT_AVAILABLE (the producer finds it again and retries), a
+     * partition this broker cannot start a verification on NOT_COORDINATOR.
+     */
+    public CompletableFuture<TxnOffsetCommitVerifier.Verified> verifyOffsetCommit(String transactionalId, long producerId,
+                                                                                 short producerEpoch, TopicPartition offsets,
+                                                                                 short apiVersion) {
+        Operation op = Operation.forTxnOffsetCommit(apiVersion);
+        if (!asks(op)) {
+            return CompletableFuture.completedFuture(TxnOffsetCommitVerifier.Verified.OK);
+        }
+        dev.varve.storage.VerificationGuard guard;
+        try {
+            guard = startGuard(offsets, producerId, producerEpoch, op);
+        } catch (RuntimeException e) {
+            Errors error = Errors.forException(e);
+            return CompletableFuture.completedFuture(TxnOffsetCommitVerifier.Verified.refused(
+                    error == Errors.INVALID_PRODUCER_EPOCH ? error : Errors.NOT_COORDINATOR));
+        }
+        if (guard == dev.varve.storage.VerificationGuard.NONE) {
+            return CompletableFuture.completedFuture(new TxnOffsetCommitVerifier.Verified(Errors.NONE, guard));
+        }
+        return addOrVerify(transactionalId, producerId, producerEpoch, Set.of(offsets), op).thenApply(failed -> {
+            Errors e = failed.getOrDefault(offsets, Errors.NONE);
+            if (e == Errors.NOT_ENOUGH_REPLICAS) {
+                e = Errors.COORDINATOR_NOT_AVAILABLE;
+            }
+            return e == Errors.NONE ? new TxnOffsetCommitVerifier.Verified(e, guard) : TxnOffsetCommitVerifier.Verified.refused(e);
         });
     }
 

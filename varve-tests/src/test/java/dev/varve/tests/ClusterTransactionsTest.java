@@ -147,4 +147,47 @@ class ClusterTransactionsTest {
             }
         }
     }
+
+    /**
+     * A transactions V2 producer pipelines several batches per partition while each partition's first
+     * one of a transaction waits for its leader to add it at the coordinator (on another broker for most
+     * partitions): the later batches must not overtake it, or the leader refuses them as out of sequence
+     * and the producer fails (as Kafka's ProducerPerformance did against Varve before the fix).
+     */
+    @Test
+    void pipelinedTransactionalBatchesAreAppendedInTheOrderSent() throws Exception {
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of("transaction.state.log.num.partitions",
+                Integer.toString(TXN_PARTITIONS))); Admin admin = cluster.admin()) {
+            TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
+                    .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
+            int transactions = 40;
+            int perTransaction = 600;
+            String pad = "x".repeat(150);
+            try (KafkaProducer<String, String> producer = cluster.producer(Map.of(
+                    ProducerConfig.TRANSACTIONAL_ID_CONFIG, "pipelined",
+                    ProducerConfig.BATCH_SIZE_CONFIG, 2048, // about ten batches per partition and transaction
+                    ProducerConfig.LINGER_MS_CONFIG, 0,
+                    ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION, 5,
+                    ProducerConfig.MAX_BLOCK_MS_CONFIG, 90_000))) {
+                producer.initTransactions();
+                for (int t = 0; t < transactions; t++) {
+                    producer.beginTransaction();
+                    for (int i = 0; i < perTransaction; i++) {
+                        producer.send(new ProducerRecord<>(TOPIC, i % PARTITIONS, null, t + "-" + i + "-" + pad));
+                    }
+                    producer.commitTransaction(); // throws if any send failed
+                }
+            }
+            Map<Integer, List<String>> committed = readCommitted(cluster);
+            for (int p = 0; p < PARTITIONS; p++) {
+                List<String> expected = new ArrayList<>();
+                for (int t = 0; t < transactions; t++) {
+                    for (int i = p; i < perTransaction; i += PARTITIONS) {
+                        expected.add(t + "-" + i + "-" + pad);
+                    }
+                }
+                assertThat(committed.get(p)).as("partition %d, read_committed", p).containsExactlyElementsOf(expected);
+            }
+        }
+    }
 }

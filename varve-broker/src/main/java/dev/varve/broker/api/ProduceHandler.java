@@ -62,10 +62,20 @@ public final class ProduceHandler extends AllVersionsHandler {
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
+        return start(context, request).response();
+    }
+
+    /**
+     * Appends at once, or, when a transactional batch waits for the coordinator (KIP-890), once it has
+     * answered; {@code applied} completes then, and the connection's next request waits for it (a
+     * pipelined batch overtaking its predecessor would be refused as out of sequence).
+     */
+    @Override
+    public Started start(RequestContext context, AbstractRequest request) {
         ProduceRequest req = (ProduceRequest) request;
         Verified started = startVerification(req);
         if (started.guards().values().stream().allMatch(g -> g == VerificationGuard.NONE)) {
-            return append(req, started);
+            return new Started(append(req, started), null);
         }
         Set<TopicPartition> asked = new HashSet<>();
         long producerId = -1;
@@ -77,16 +87,23 @@ public final class ProduceHandler extends AllVersionsHandler {
                 epoch = (short) producerOf(req, e.getKey())[1];
             }
         }
-        return verifier.addOrVerify(req.transactionalId(), producerId, epoch, asked,
+        CompletableFuture<Void> applied = new CompletableFuture<>();
+        CompletableFuture<AbstractResponse> response = verifier.addOrVerify(req.transactionalId(), producerId, epoch, asked,
                         dev.varve.broker.TxnPartitionVerifier.Operation.forProduce(req.version()))
                 .thenCompose(failed -> {
-                    if (failed.isEmpty()) {
-                        return append(req, started);
+                    try {
+                        if (failed.isEmpty()) {
+                            return append(req, started);
+                        }
+                        Map<TopicPartition, Errors> refused = new HashMap<>(started.refused());
+                        refused.putAll(failed);
+                        return append(req, new Verified(started.guards(), refused));
+                    } finally {
+                        applied.complete(null);
                     }
-                    Map<TopicPartition, Errors> refused = new HashMap<>(started.refused());
-                    refused.putAll(failed);
-                    return append(req, new Verified(started.guards(), refused));
                 });
+        response.whenComplete((r, e) -> applied.complete(null)); // the verification itself failed
+        return new Started(response, applied);
     }
 
     /**
@@ -132,10 +149,7 @@ public final class ProduceHandler extends AllVersionsHandler {
                     continue;
                 }
                 try {
-                    // a V2 client (the partition added by this write) keeps its guard across the marker
-                    // of its previous transaction, which carries the epoch it now writes with
-                    guards.put(tp, broker.replicaManager().startTransactionVerification(tp, batch.producerId(),
-                            batch.producerEpoch(), op == dev.varve.broker.TxnPartitionVerifier.Operation.ADD));
+                    guards.put(tp, verifier.startGuard(tp, batch.producerId(), batch.producerEpoch(), op));
                 } catch (RuntimeException e) {
                     refused.put(tp, Errors.forException(e));
                 }

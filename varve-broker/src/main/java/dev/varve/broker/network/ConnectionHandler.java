@@ -17,8 +17,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
- * One client connection: requests are handled one at a time and in order (so a producer's
- * pipelined batches are appended in the order sent), responses leave in request order, and reading
+ * One client connection: requests are handled one at a time and in order, each after the appends
+ * of the one before are done (so a producer's pipelined batches are appended in the order sent,
+ * even when one waits for the transaction coordinator), responses leave in request order, and reading
  * stops — back-pressure through TCP — while too many responses are pending or the socket cannot
  * take more bytes.
  *
@@ -80,10 +81,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (pending.size() >= MAX_PENDING) {
             ctx.channel().config().setAutoRead(false);
         }
-        requests.execute(() -> {
+        requests.submit(() -> {
             CompletableFuture<Send> response;
+            java.util.concurrent.CompletionStage<?> applied = null;
             try {
-                response = dispatcher.handle(connection, copy, pool);
+                RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(connection, copy, pool);
+                response = dispatched.response();
+                applied = dispatched.applied();
             } catch (OutOfMemoryError e) {
                 // what this request held is garbage now; the broker goes on, this connection closes
                 LOG.error("closing connection {}: out of memory handling its request", connection.id());
@@ -102,6 +106,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 }
                 writeCompleted(ctx);
             }));
+            return applied; // the next request of this connection is handled once this one's appends are done
         });
     }
 

@@ -181,27 +181,44 @@ public final class RequestDispatcher {
      * reserved there is given back once the response is built (or the request failed).
      */
     public CompletableFuture<Send> handle(Connection connection, ByteBuffer frame, RequestMemoryPool pool) {
+        return dispatch(connection, frame, pool).response();
+    }
+
+    /**
+     * A request dispatched: its response, and when its effects are in place for the connection's next
+     * request (null: already), as {@link ApiHandler#start} tells.
+     */
+    public record Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied) {
+    }
+
+    /** As {@link #handle(Connection, ByteBuffer, RequestMemoryPool)}, with when the request's effects are in place. */
+    public Dispatched dispatch(Connection connection, ByteBuffer frame, RequestMemoryPool pool) {
         Parsed parsed = parse(connection, frame, pool);
         try {
-            return handleParsed(connection, parsed).whenComplete((send, error) -> pool.release(parsed.decodeReserved()));
+            Dispatched d = handleParsed(connection, parsed);
+            return new Dispatched(d.response().whenComplete((send, error) -> pool.release(parsed.decodeReserved())),
+                    d.applied());
         } catch (RuntimeException | Error e) {
             pool.release(parsed.decodeReserved());
             throw e;
         }
     }
 
-    private CompletableFuture<Send> handleParsed(Connection connection, Parsed parsed) {
+    private Dispatched handleParsed(Connection connection, Parsed parsed) {
         RequestContext context = parsed.context();
         AbstractRequest request = parsed.request();
         ApiHandler handler = parsed.handler();
         ApiKeys key = context.header.apiKey();
         CompletableFuture<AbstractResponse> response;
+        java.util.concurrent.CompletionStage<?> applied = null;
         try {
-            response = handler.handle(context, request);
+            ApiHandler.Started started = handler.start(context, request);
+            response = started.response();
+            applied = started.applied();
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
         }
-        return response.handle((resp, error) -> {
+        return new Dispatched(response.handle((resp, error) -> {
             if (error != null) {
                 Throwable cause = error instanceof java.util.concurrent.CompletionException && error.getCause() != null
                         ? error.getCause() : error;
@@ -216,6 +233,6 @@ public final class RequestDispatcher {
                 return context.buildResponseSend(errorResponse);
             }
             return resp == null ? null : context.buildResponseSend(resp);
-        });
+        }), applied);
     }
 }
