@@ -397,6 +397,24 @@ class StreamsExactlyOnceTest {
         }
     }
 
+    /**
+     * A second instance on an empty state directory after the first was killed with {@code killed}
+     * transactional ids: it catches up to {@code end} lines with a new transactional id, then counts 300
+     * more, and every count is exact.
+     */
+    private void replaceOnEmptyStateDir(String bootstrap, String id, String in, String out, int replication, Lines lines,
+                                        int end, Set<String> killed) throws Exception {
+        try (App second = new App("app-2", bootstrap, id, dir.resolve("state-2"), in, out, replication)) {
+            long started = System.currentTimeMillis();
+            awaitCounts(bootstrap, out, end, second);
+            System.out.println("app-2 caught up in " + (System.currentTimeMillis() - started) + " ms");
+            assertNewTransactionalId(bootstrap, id, killed);
+            lines.produce(end + 300);
+            awaitCounts(bootstrap, out, end + 300, second);
+            assertExact(bootstrap, out, end + 300, second);
+        }
+    }
+
     @Test
     void onOneNodeTheCountsStayExactAcrossACleanRestartAndAKillOfTheAppRestartedOnItsStateDir() throws Exception {
         try (TestBroker broker = TestBroker.start(dir.resolve("data"), BROKER)) {
@@ -456,15 +474,7 @@ class StreamsExactlyOnceTest {
                     end = lines.stop();
                 }
                 // an empty state directory: the store restored from its changelog, a new transactional id
-                try (App second = new App("app-2", bootstrap, id, dir.resolve("state-2"), in, out, 1)) {
-                    long started = System.currentTimeMillis();
-                    awaitCounts(bootstrap, out, end, second);
-                    System.out.println("app-2 caught up in " + (System.currentTimeMillis() - started) + " ms");
-                    assertNewTransactionalId(bootstrap, id, killed);
-                    lines.produce(end + 300);
-                    awaitCounts(bootstrap, out, end + 300, second);
-                    assertExact(bootstrap, out, end + 300, second);
-                }
+                replaceOnEmptyStateDir(bootstrap, id, in, out, 1, lines, end, killed);
             }
         }
     }
@@ -497,15 +507,7 @@ class StreamsExactlyOnceTest {
                     end = lines.stop();
                 }
                 // an empty state directory, two brokers left: the store restored from the changelog
-                try (App second = new App("app-2", bootstrap, id, dir.resolve("state-2"), in, out, 3)) {
-                    long started = System.currentTimeMillis();
-                    awaitCounts(bootstrap, out, end, second);
-                    System.out.println("app-2 caught up in " + (System.currentTimeMillis() - started) + " ms");
-                    assertNewTransactionalId(bootstrap, id, killed);
-                    lines.produce(end + 300);
-                    awaitCounts(bootstrap, out, end + 300, second);
-                    assertExact(bootstrap, out, end + 300, second);
-                }
+                replaceOnEmptyStateDir(bootstrap, id, in, out, 3, lines, end, killed);
             }
         }
     }

@@ -190,34 +190,49 @@ final class TxnWorkload {
                 writes.add(new Write(TxnHistory.INPUT, p, "t" + process + "-" + (seq - 1) + "-" + p));
             }
             boolean abort = random.nextInt(5) == 0;
-            boolean commitCalled = false;
-            long start = System.nanoTime();
-            try {
-                producer.beginTransaction();
-                for (Write w : writes) {
-                    producer.send(new ProducerRecord<>(w.topic(), w.partition(), null, w.value()));
-                }
-                if (abort) {
-                    producer.flush(); // so that the aborted values are really in the log
-                    producer.abortTransaction();
-                    history.add(new TxnHistory.Txn(process, name, writes, Outcome.ABORTED, start, System.nanoTime()));
-                } else {
-                    commitCalled = true;
-                    producer.commitTransaction();
-                    history.add(new TxnHistory.Txn(process, name, writes, Outcome.COMMITTED, start, System.nanoTime()));
-                    writerCommits.incrementAndGet();
-                }
-            } catch (RuntimeException e) {
-                history.add(new TxnHistory.Txn(process, name, writes, commitCalled ? Outcome.UNKNOWN : Outcome.ABORTED,
-                        start, System.nanoTime()));
+            if (!transact(producer, process, name, writes, abort, p -> { })) {
                 close(producer);
                 producer = null;
+            } else if (!abort) {
+                writerCommits.incrementAndGet();
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20 + random.nextInt(40)));
         }
         close(producer);
         if (resolve(id)) {
             cleanStops.incrementAndGet();
+        }
+    }
+
+    /**
+     * One transaction: {@code writes}, then {@code beforeEnd} (the consumed offsets), then a commit, or an
+     * abort when {@code abort}; its outcome recorded (UNKNOWN when the client failed once commit was
+     * called, else ABORTED). False when the client failed: the producer must be replaced.
+     */
+    private boolean transact(KafkaProducer<String, String> producer, int process, String name, List<Write> writes,
+                             boolean abort, java.util.function.Consumer<KafkaProducer<String, String>> beforeEnd) {
+        boolean commitCalled = false;
+        long start = System.nanoTime();
+        try {
+            producer.beginTransaction();
+            for (Write w : writes) {
+                producer.send(new ProducerRecord<>(w.topic(), w.partition(), null, w.value()));
+            }
+            beforeEnd.accept(producer);
+            if (abort) {
+                producer.flush(); // so that the aborted values are really in the log
+                producer.abortTransaction();
+                history.add(new TxnHistory.Txn(process, name, writes, Outcome.ABORTED, start, System.nanoTime()));
+            } else {
+                commitCalled = true;
+                producer.commitTransaction();
+                history.add(new TxnHistory.Txn(process, name, writes, Outcome.COMMITTED, start, System.nanoTime()));
+            }
+            return true;
+        } catch (RuntimeException e) {
+            history.add(new TxnHistory.Txn(process, name, writes, commitCalled ? Outcome.UNKNOWN : Outcome.ABORTED,
+                    start, System.nanoTime()));
+            return false;
         }
     }
 
@@ -268,22 +283,11 @@ final class TxnWorkload {
                     offsets.merge(new TopicPartition(r.topic(), r.partition()), new OffsetAndMetadata(r.offset() + 1),
                             (a, b) -> a.offset() >= b.offset() ? a : b);
                 }
-                boolean commitCalled = false;
-                long start = System.nanoTime();
-                try {
-                    producer.beginTransaction();
-                    for (Write w : writes) {
-                        producer.send(new ProducerRecord<>(w.topic(), w.partition(), null, w.value()));
-                    }
-                    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-                    commitCalled = true;
-                    producer.commitTransaction();
-                    history.add(new TxnHistory.Txn(process, name, writes, Outcome.COMMITTED, start, System.nanoTime()));
+                if (transact(producer, process, name, writes, false,
+                        p -> p.sendOffsetsToTransaction(offsets, consumer.groupMetadata()))) {
                     processorCommits.incrementAndGet();
-                } catch (RuntimeException e) {
+                } else {
                     // fenced, rebalanced away, or a broker error: abort (by fencing), rewind to the committed offsets
-                    history.add(new TxnHistory.Txn(process, name, writes, commitCalled ? Outcome.UNKNOWN : Outcome.ABORTED,
-                            start, System.nanoTime()));
                     close(producer);
                     producer = null;
                     rewind = true;
