@@ -119,15 +119,22 @@ public final class ScaleProbe {
         String prefix = "probe-" + System.nanoTime() + "-";
         int errors = 0;
         long start = System.nanoTime();
+        long[] each = new long[count];
         for (int i = 0; i < count; i++) {
+            long t0 = System.nanoTime();
             try {
                 admin.createTopics(List.of(new NewTopic(prefix + i, 1, (short) 3))).all().get(60, TimeUnit.SECONDS);
+                each[i] = System.nanoTime() - t0;
             } catch (Exception e) {
                 errors++;
                 System.err.println("create " + prefix + i + ": " + e.getMessage());
             }
         }
         double createSeconds = (System.nanoTime() - start) / 1e9;
+        long[] sorted = each.clone();
+        java.util.Arrays.sort(sorted);
+        System.err.printf("create latency ms: p10 %.1f p50 %.1f p90 %.1f max %.1f%n", sorted[count / 10] / 1e6,
+                sorted[count / 2] / 1e6, sorted[count * 9 / 10] / 1e6, sorted[count - 1] / 1e6);
         start = System.nanoTime();
         for (int i = 0; i < count; i++) {
             try {
