@@ -79,12 +79,14 @@ public final class FetchSessions {
 
     /** What one partition of a session last asked for and was last told. */
     private static final class Cached {
+        final Key key;
         FetchRequestData.FetchPartition request;
         long highWatermark = Long.MIN_VALUE;
         long lastStableOffset = Long.MIN_VALUE;
         long logStartOffset = Long.MIN_VALUE;
 
-        Cached(FetchRequestData.FetchPartition request) {
+        Cached(Key key, FetchRequestData.FetchPartition request) {
+            this.key = key;
             this.request = request;
         }
 
@@ -106,6 +108,29 @@ public final class FetchSessions {
     private record Key(Uuid topicId, String topic, int partition) {
     }
 
+    /**
+     * A session's partitions as a fetch reads them: grouped by topic in the order they joined, and each
+     * one's {@link Cached} in the same order (an answer lists its partitions in that order). Never mutated.
+     */
+    private record View(List<FetchRequestData.FetchTopic> topics, Cached[] inOrder) {
+        static View of(Session session) {
+            Map<Object, FetchRequestData.FetchTopic> byTopic = new LinkedHashMap<>();
+            Map<Object, List<Cached>> cachedByTopic = new LinkedHashMap<>();
+            for (Cached c : session.partitions.values()) {
+                Key k = c.key;
+                Object topicKey = session.usesTopicIds ? k.topicId() : k.topic();
+                byTopic.computeIfAbsent(topicKey,
+                        x -> new FetchRequestData.FetchTopic().setTopicId(k.topicId() == null ? Uuid.ZERO_UUID : k.topicId())
+                                .setTopic(k.topic() == null ? "" : k.topic()))
+                        .partitions().add(c.request); // replaced by update(), never mutated
+                cachedByTopic.computeIfAbsent(topicKey, x -> new ArrayList<>()).add(c);
+            }
+            List<Cached> inOrder = new ArrayList<>(session.partitions.size());
+            cachedByTopic.values().forEach(inOrder::addAll);
+            return new View(List.copyOf(byTopic.values()), inOrder.toArray(new Cached[0]));
+        }
+    }
+
     private static final class Session {
         final int id;
         final boolean follower;
@@ -114,6 +139,12 @@ public final class FetchSessions {
         final LinkedHashMap<Key, Cached> partitions = new LinkedHashMap<>();
         int nextEpoch = 1;
         long lastUsedMs;
+        /**
+         * The partitions grouped by topic as a fetch reads them, or null once a request changed them: an
+         * idle follower's incremental fetch names no partition, and then reuses this as it is (rebuilding
+         * it for thousands of partitions twice a second per follower was most of an idle leader's work).
+         */
+        View view;
 
         Session(int id, boolean follower, boolean usesTopicIds, long nowMs) {
             this.id = id;
@@ -280,10 +311,11 @@ public final class FetchSessions {
     private static void update(Session s, FetchRequestData request) {
         for (FetchRequestData.FetchTopic t : request.topics()) {
             for (FetchRequestData.FetchPartition p : t.partitions()) {
+                s.view = null;
                 Key key = key(s.usesTopicIds, t.topicId(), t.topic(), p.partition());
                 Cached c = s.partitions.get(key);
                 if (c == null) {
-                    s.partitions.put(key, new Cached(p.duplicate()));
+                    s.partitions.put(key, new Cached(key, p.duplicate()));
                 } else {
                     if (c.request.currentLeaderEpoch() != p.currentLeaderEpoch()) {
                         // The client re-added the partition for another leader epoch and may have dropped the
@@ -299,6 +331,7 @@ public final class FetchSessions {
         }
         for (FetchRequestData.ForgottenTopic t : request.forgottenTopicsData()) {
             for (int partition : t.partitions()) {
+                s.view = null;
                 s.partitions.remove(key(s.usesTopicIds, t.topicId(), t.topic(), partition));
             }
         }
@@ -316,26 +349,38 @@ public final class FetchSessions {
     private final class SessionContext implements Context {
         private final Session session;
         private final boolean fullFetch;
-        private final List<FetchRequestData.FetchTopic> topics;
+        /** The whole session, grouped by topic in the order partitions joined it. */
+        private final View view;
 
-        SessionContext(Session session, FetchRequestData request, boolean fullFetch) {
+        SessionContext(Session session, FetchRequestData request, boolean fullFetch) { // caller holds session
             this.session = session;
             this.fullFetch = fullFetch;
-            // the whole session, grouped by topic in the order partitions joined it (caller holds session)
-            Map<Object, FetchRequestData.FetchTopic> byTopic = new LinkedHashMap<>();
-            for (Map.Entry<Key, Cached> e : session.partitions.entrySet()) {
-                Key k = e.getKey();
-                FetchRequestData.FetchTopic t = byTopic.computeIfAbsent(session.usesTopicIds ? k.topicId() : k.topic(),
-                        x -> new FetchRequestData.FetchTopic().setTopicId(k.topicId() == null ? Uuid.ZERO_UUID : k.topicId())
-                                .setTopic(k.topic() == null ? "" : k.topic()));
-                t.partitions().add(e.getValue().request); // replaced by update(), never mutated
+            if (session.view == null) {
+                session.view = View.of(session);
             }
-            this.topics = new ArrayList<>(byTopic.values());
+            this.view = session.view;
         }
 
         @Override
         public List<FetchRequestData.FetchTopic> topics() {
-            return topics;
+            return view.topics();
+        }
+
+        /**
+         * The cached state of the {@code index}-th partition of an answer to {@link #topics()}: found by
+         * position while the session is as this fetch read it (nothing to hash for thousands of partitions),
+         * else by key (null once the partition left the session).
+         */
+        private Cached cachedFor(int index, FetchResponseData.FetchableTopicResponse t, FetchResponseData.PartitionData p) {
+            if (session.view == view && index < view.inOrder().length) {
+                Cached c = view.inOrder()[index];
+                Key k = c.key;
+                if (k.partition() == p.partitionIndex() && (session.usesTopicIds
+                        ? java.util.Objects.equals(k.topicId(), t.topicId()) : java.util.Objects.equals(k.topic(), t.topic()))) {
+                    return c;
+                }
+            }
+            return session.partitions.get(key(session.usesTopicIds, t.topicId(), t.topic(), p.partitionIndex()));
         }
 
         @Override
@@ -345,10 +390,11 @@ public final class FetchSessions {
                     return full.setSessionId(session.id);
                 }
                 List<FetchResponseData.FetchableTopicResponse> kept = new ArrayList<>();
+                int index = 0;
                 for (FetchResponseData.FetchableTopicResponse t : full.responses()) {
                     List<FetchResponseData.PartitionData> changed = new ArrayList<>();
                     for (FetchResponseData.PartitionData p : t.partitions()) {
-                        Cached c = session.partitions.get(key(session.usesTopicIds, t.topicId(), t.topic(), p.partitionIndex()));
+                        Cached c = cachedFor(index++, t, p);
                         boolean respond = fullFetch || mustRespond(c, p);
                         if (c != null && respond) {
                             if (isDiverging(p)) {
