@@ -82,6 +82,7 @@ public final class Broker implements AutoCloseable {
     private final FetchPurgatory purgatory;
     private final ExecutorService requestThreads;
     private final KafkaServer server;
+    private final dev.varve.broker.security.ListenerSecurity security;
     private final BrokerContext context;
     /** The broker's one timer wheel: group timeouts, controller retries, acks=all timeouts, ISR checks. */
     private final WheelTimer timer;
@@ -230,6 +231,8 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeTransactionsHandler(transactions));
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
+        // no authorizer yet: Kafka's answer without one
+        dev.varve.broker.api.AclsDisabledHandler.KEYS.forEach(k -> handlers.add(new dev.varve.broker.api.AclsDisabledHandler(k)));
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
@@ -256,7 +259,13 @@ public final class Broker implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        this.server = new KafkaServer(config, dispatcher[0], requestThreads);
+        this.security = config.listenerSecurity();
+        try {
+            this.server = new KafkaServer(config, security, dispatcher[0], requestThreads);
+        } catch (InterruptedException | RuntimeException e) {
+            security.close();
+            throw e;
+        }
         // A listener on port 0 got a free port: advertise that one.
         List<BrokerConfig.Endpoint> advertised = new ArrayList<>();
         List<BrokerConfig.Endpoint> listeners = config.clientListeners();
@@ -274,10 +283,11 @@ public final class Broker implements AutoCloseable {
         context.setAdvertised(advertised);
         if (clustered) {
             try {
-                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, clusterId, context, logManager, advertised,
+                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, security, clusterId, context, logManager, advertised,
                         List.of(coordinatorPartitions, transactionPartitions), timer);
             } catch (IOException | RuntimeException e) {
                 server.close();
+                security.close();
                 timer.close();
                 logManager.close();
                 throw e;
@@ -285,11 +295,13 @@ public final class Broker implements AutoCloseable {
             context.setCluster(cluster);
             channel[0] = cluster.channel();
             this.markerChannel = new dev.varve.broker.cluster.TxnMarkerChannel(config.nodeId(), replicaManager.cluster(),
-                    config.clientListeners().get(0).listenerName(), MARKER_REQUEST_TIMEOUT_MS, Time.SYSTEM);
+                    security.interBrokerListener(), MARKER_REQUEST_TIMEOUT_MS, Time.SYSTEM);
+            markerChannel.setTransport(security::interBrokerChannelBuilder);
             markerWriter.setChannel(markerChannel);
             this.addPartitionsChannel = new dev.varve.broker.cluster.AddPartitionsChannel(config.nodeId(),
-                    replicaManager.cluster(), config.clientListeners().get(0).listenerName(), MARKER_REQUEST_TIMEOUT_MS,
+                    replicaManager.cluster(), security.interBrokerListener(), MARKER_REQUEST_TIMEOUT_MS,
                     Time.SYSTEM);
+            addPartitionsChannel.setTransport(security::interBrokerChannelBuilder);
             txnVerifier.setChannel(addPartitionsChannel);
             if (servesOnlyWhenCaughtUp) {
                 cluster.lifecycle().caughtUp().thenRun(() -> dispatcher[0].setAccepting(true));
@@ -416,6 +428,7 @@ public final class Broker implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         server.close();
+        security.close();
         if (cluster != null) {
             cluster.close();
             coordinatorPartitions.close();

@@ -220,9 +220,12 @@ public final class BrokerConfig {
     private final dev.varve.storage.CleanerConfig cleanerConfig;
     private final LogConfig defaultLogConfig;
     private final Set<String> unknownKeys;
+    private final Map<String, String> originals;
 
-    private BrokerConfig(Map<String, Object> values, LogConfig defaultLogConfig, Set<String> unknownKeys) {
+    private BrokerConfig(Map<String, Object> values, LogConfig defaultLogConfig, Set<String> unknownKeys,
+                         Map<String, String> originals) {
         this.values = values;
+        this.originals = originals;
         Map<String, Object> cleanerKeys = new HashMap<>();
         for (String key : dev.varve.storage.CleanerConfig.names()) {
             if (values.get(key) != null) {
@@ -246,6 +249,7 @@ public final class BrokerConfig {
         Map<String, Object> parsed = DEF.parse(raw);
         Set<String> unknown = new TreeSet<>(raw.keySet());
         unknown.removeAll(DEF.names());
+        unknown.removeIf(dev.varve.broker.security.ListenerSecurity::reads);
 
         Map<String, Object> topicDefaults = new HashMap<>();
         for (String[] alias : TIME_ALIASES) {
@@ -270,7 +274,7 @@ public final class BrokerConfig {
                     .map(Map.Entry::getKey).findFirst().orElse("?");
             throw new ConfigException("Invalid value for " + brokerKey + ": " + e.getMessage());
         }
-        BrokerConfig config = new BrokerConfig(parsed, logConfig, unknown);
+        BrokerConfig config = new BrokerConfig(parsed, logConfig, unknown, Map.copyOf(raw));
         config.validate();
         return config;
     }
@@ -321,6 +325,7 @@ public final class BrokerConfig {
                 throw new ConfigException(ADVERTISED_LISTENERS, e.listenerName(), "controller listeners are not advertised");
             }
         }
+        listenerSecurity().close(); // refuses what it cannot serve (a SASL listener, an unreadable keystore) now
     }
 
     @SuppressWarnings("unchecked")
@@ -378,13 +383,24 @@ public final class BrokerConfig {
     }
 
     public List<String> controllerListenerNames() {
-        return rawList(CONTROLLER_LISTENER_NAMES).stream().map(String::trim).toList();
+        return rawList(CONTROLLER_LISTENER_NAMES).stream().map(String::trim)
+                .map(n -> org.apache.kafka.common.network.ListenerName.normalised(n).value()).toList();
     }
 
     /** The listener this node's Raft server binds, when it is a controller. */
     public java.util.Optional<Endpoint> controllerListener() {
         List<String> names = controllerListenerNames();
         return listeners().stream().filter(e -> names.contains(e.listenerName())).findFirst();
+    }
+
+    /**
+     * The security of the Kafka-protocol listeners ({@code listener.security.protocol.map}, {@code ssl.*},
+     * {@code inter.broker.listener.name}...), with its TLS engine factories set up: the caller closes it.
+     */
+    public dev.varve.broker.security.ListenerSecurity listenerSecurity() {
+        List<String> names = clientListeners().stream().map(Endpoint::listenerName).toList();
+        return new dev.varve.broker.security.ListenerSecurity(originals, names,
+                clustered() ? controllerListenerNames() : List.of(), processRoles().contains("controller"));
     }
 
     /** The Kafka-protocol listeners: all listeners but the controller ones (in a cluster). */
@@ -573,7 +589,9 @@ public final class BrokerConfig {
             if (port < 0 || port > 65535) {
                 throw new ConfigException(key, value, "the port must be 0-65535");
             }
-            return new Endpoint(value.substring(0, sep), host.isEmpty() ? "0.0.0.0" : host, port);
+            // listener names are case-insensitive, as in Kafka (PLAINTEXT and plaintext are one listener)
+            String name = org.apache.kafka.common.network.ListenerName.normalised(value.substring(0, sep)).value();
+            return new Endpoint(name, host.isEmpty() ? "0.0.0.0" : host, port);
         }
     }
 }

@@ -343,11 +343,41 @@ final class FuzzFrames {
         return min + (long) (random.nextDouble() * ((double) max - min));
     }
 
+    /** The known codes of an ACL enum field (resource and pattern type, operation, permission), or null. */
+    private static byte[] aclCodes(String name) {
+        java.util.stream.Stream<Byte> codes;
+        if (name.equals("resource_type") || name.equals("resource_type_filter")) {
+            codes = java.util.Arrays.stream(org.apache.kafka.common.resource.ResourceType.values())
+                    .filter(t -> !t.isUnknown()).map(org.apache.kafka.common.resource.ResourceType::code);
+        } else if (name.equals("resource_pattern_type") || name.equals("pattern_type_filter")) {
+            codes = java.util.Arrays.stream(org.apache.kafka.common.resource.PatternType.values())
+                    .filter(t -> !t.isUnknown()).map(org.apache.kafka.common.resource.PatternType::code);
+        } else if (name.equals("operation")) {
+            codes = java.util.Arrays.stream(org.apache.kafka.common.acl.AclOperation.values())
+                    .filter(t -> !t.isUnknown()).map(org.apache.kafka.common.acl.AclOperation::code);
+        } else if (name.equals("permission_type")) {
+            codes = java.util.Arrays.stream(org.apache.kafka.common.acl.AclPermissionType.values())
+                    .filter(t -> !t.isUnknown()).map(org.apache.kafka.common.acl.AclPermissionType::code);
+        } else {
+            return null;
+        }
+        List<Byte> list = codes.toList();
+        byte[] out = new byte[list.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = list.get(i);
+        }
+        return out;
+    }
+
     private Object primitive(Type type, String name) {
         // timeouts and waits stay short so that no request can keep its connection busy for long
         boolean time = name.contains("timeout") || name.contains("wait") || name.endsWith("_ms");
         if (type == Type.BOOLEAN) {
             return random.nextBoolean();
+        } else if (type == Type.INT8 && aclCodes(name) != null) {
+            // the ACL requests' constructors refuse unknown codes (Kafka then closes the connection too)
+            byte[] codes = aclCodes(name);
+            return codes[random.nextInt(codes.length)];
         } else if (type == Type.INT8) {
             return (byte) number(Byte.MIN_VALUE, Byte.MAX_VALUE);
         } else if (type == Type.INT16) {

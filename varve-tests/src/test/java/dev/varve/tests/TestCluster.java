@@ -157,9 +157,34 @@ public final class TestCluster implements AutoCloseable {
 
     private final List<Node> nodes = new ArrayList<>();
     private final VirtualNetwork network;
+    /** The client listener's name (and protocol, through Kafka's default map): PLAINTEXT unless set. */
+    private String listener = "PLAINTEXT";
+    /** Security settings every client of this cluster gets (security.protocol, stores). */
+    private Map<String, Object> clientSecurity = Map.of();
+    /** Settings of one node only, by id, on top of the shared ones. */
+    private java.util.function.IntFunction<Map<String, String>> perNode = id -> Map.of();
 
     private TestCluster(VirtualNetwork network) {
         this.network = network;
+    }
+
+    /**
+     * {@code n} nodes whose client (and inter-broker) listener is {@code listener} (SSL: every node needs
+     * its own keystore, given by {@code perNode}); clients get {@code clientSecurity}.
+     */
+    public static TestCluster start(Path dir, int n, Map<String, String> extra, String listener,
+                                    java.util.function.IntFunction<Map<String, String>> perNode,
+                                    Map<String, Object> clientSecurity) throws Exception {
+        TestCluster c = new TestCluster(null);
+        c.listener = listener;
+        c.perNode = perNode;
+        c.clientSecurity = clientSecurity;
+        return c.startNodes(dir, n, 0, extra);
+    }
+
+    /** The security settings of this cluster's clients (empty for plaintext). */
+    public Map<String, Object> clientSecurity() {
+        return clientSecurity;
     }
 
     /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
@@ -182,8 +207,12 @@ public final class TestCluster implements AutoCloseable {
      */
     public static TestCluster start(Path dir, int voters, int brokersOnly, Map<String, String> extra,
                                     VirtualNetwork network) throws Exception {
+        return new TestCluster(network).startNodes(dir, voters, brokersOnly, extra);
+    }
+
+    private TestCluster startNodes(Path dir, int voters, int brokersOnly, Map<String, String> extra) throws Exception {
         int n = voters + brokersOnly;
-        TestCluster c = new TestCluster(network);
+        TestCluster c = this;
         try {
             List<Integer> ports = network == null ? freePorts(2 * n) : fixedPorts(n);
             StringBuilder voterList = new StringBuilder();
@@ -201,14 +230,15 @@ public final class TestCluster implements AutoCloseable {
                 boolean voter = i < voters;
                 cfg.put("process.roles", voter ? "broker,controller" : "broker");
                 cfg.put("controller.quorum.voters", voterList.toString());
-                cfg.put("listeners", "PLAINTEXT://" + node.host + ":" + node.port
+                cfg.put("listeners", c.listener + "://" + node.host + ":" + node.port
                         + (voter ? ",CONTROLLER://" + node.host + ":" + node.raftPort : ""));
                 cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
                 cfg.put("default.replication.factor", Integer.toString(Math.min(3, n)));
-                cfg.put("advertised.listeners", "PLAINTEXT://" + node.host + ":" + node.port);
+                cfg.put("advertised.listeners", c.listener + "://" + node.host + ":" + node.port);
                 cfg.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, n)));
                 cfg.putAll(FAST);
                 cfg.putAll(extra);
+                cfg.putAll(c.perNode.apply(id));
                 StringBuilder text = new StringBuilder();
                 cfg.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
                 Files.writeString(node.config, text, StandardCharsets.UTF_8);
@@ -245,9 +275,11 @@ public final class TestCluster implements AutoCloseable {
     }
 
     public Admin admin() {
-        return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap(),
+        Map<String, Object> cfg = new HashMap<>(clientSecurity);
+        cfg.putAll(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000,
                 AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG, 10_000));
+        return Admin.create(cfg);
     }
 
     /**
@@ -255,7 +287,7 @@ public final class TestCluster implements AutoCloseable {
      * delivery timeout, so that it rides out failovers.
      */
     public KafkaProducer<String, String> producer(Map<String, Object> overrides) {
-        Map<String, Object> cfg = new HashMap<>();
+        Map<String, Object> cfg = new HashMap<>(clientSecurity);
         cfg.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
         cfg.put(ProducerConfig.ACKS_CONFIG, "all");
         cfg.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
@@ -290,7 +322,7 @@ public final class TestCluster implements AutoCloseable {
      * began; with {@code requireEnd}, a partition not read to that end within the time fails.
      */
     private Map<Integer, List<String>> read(List<TopicPartition> tps, Duration within, boolean requireEnd) {
-        Map<String, Object> cfg = new HashMap<>();
+        Map<String, Object> cfg = new HashMap<>(clientSecurity);
         cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, allBootstrap());
         cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         cfg.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 10_000);

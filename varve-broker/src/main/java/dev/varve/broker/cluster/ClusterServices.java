@@ -83,7 +83,8 @@ public final class ClusterServices implements AutoCloseable {
      * @param leadershipListeners told when this broker starts and stops leading partitions (registered
      *                            before the first image arrives)
      */
-    public ClusterServices(BrokerConfig config, String clusterId, BrokerContext context, LogManager logManager,
+    public ClusterServices(BrokerConfig config, dev.varve.broker.security.ListenerSecurity security, String clusterId,
+                           BrokerContext context, LogManager logManager,
                            List<BrokerConfig.Endpoint> advertised,
                            List<ClusterReplicaManager.LeadershipListener> leadershipListeners, WheelTimer timer)
             throws IOException {
@@ -114,7 +115,8 @@ public final class ClusterServices implements AutoCloseable {
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
                 config.replicaFetcherConfig(), Time.SYSTEM);
         fetchers.setAfterTruncation(logManager::checkpointLoweredRecoveryPoints);
-        String interBroker = config.clientListeners().get(0).listenerName();
+        fetchers.setTransport(security::interBrokerChannelBuilder);
+        String interBroker = security.interBrokerListener();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
                 context.replicaManager().purgatory(), fetchers, channel, Time.SYSTEM,
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,

@@ -41,6 +41,7 @@ public abstract class InterBrokerChannel<T> implements AutoCloseable {
     private final Time time;
     private final Map<Integer, Sender> senders = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    private volatile InterBrokerTransport transport = InterBrokerTransport.PLAINTEXT;
 
     protected InterBrokerChannel(String purpose, int localId, ClusterReplicaManager replicas, String listenerName,
                                  int timeoutMs, Time time) {
@@ -50,6 +51,11 @@ public abstract class InterBrokerChannel<T> implements AutoCloseable {
         this.listenerName = listenerName;
         this.timeoutMs = timeoutMs;
         this.time = time;
+    }
+
+    /** How connections to other brokers are made (the inter-broker listener's protocol); plaintext until set. */
+    public void setTransport(InterBrokerTransport transport) {
+        this.transport = transport;
     }
 
     /** Items per request at most. */
@@ -153,7 +159,7 @@ public abstract class InterBrokerChannel<T> implements AutoCloseable {
                 }
                 node = target.get();
                 connection = new LeaderConnection(node, "broker-" + localId + "-" + purpose, timeoutMs, time,
-                        new LogContext("[" + purpose + " " + localId + " to " + brokerId + "] "));
+                        new LogContext("[" + purpose + " " + localId + " to " + brokerId + "] "), transport);
             }
             if (!connection.awaitReady(() -> running)) {
                 fail(items, Errors.NETWORK_EXCEPTION);

@@ -10,19 +10,16 @@ import org.apache.kafka.clients.NetworkClient;
 import org.apache.kafka.clients.NetworkClientUtils;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.metrics.Metrics;
-import org.apache.kafka.common.network.ListenerName;
-import org.apache.kafka.common.network.PlaintextChannelBuilder;
+import org.apache.kafka.common.network.ChannelBuilder;
 import org.apache.kafka.common.network.Selectable;
 import org.apache.kafka.common.network.Selector;
 import org.apache.kafka.common.requests.AbstractRequest;
-import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.common.utils.internals.LogContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.List;
-import java.util.Map;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -52,13 +49,16 @@ final class LeaderConnection implements AutoCloseable {
     private boolean closed;
 
     LeaderConnection(Node node, String clientId, int timeoutMs, Time time, LogContext logContext) {
+        this(node, clientId, timeoutMs, time, logContext, InterBrokerTransport.PLAINTEXT);
+    }
+
+    LeaderConnection(Node node, String clientId, int timeoutMs, Time time, LogContext logContext, InterBrokerTransport transport) {
         this.node = node;
         this.time = time;
         this.timeoutMs = timeoutMs;
         // Own registry per connection: the selector's metrics then never clash between threads.
         this.metrics = new Metrics(time);
-        PlaintextChannelBuilder channels = new PlaintextChannelBuilder(ListenerName.forSecurityProtocol(SecurityProtocol.PLAINTEXT));
-        channels.configure(Map.of());
+        ChannelBuilder channels = transport.channelBuilder(logContext);
         Selector selector = new Selector(CONNECTION_MAX_IDLE_MS, metrics, time, "replica-fetcher", channels, logContext);
         // Reconnect backoff 0: the fetcher thread backs off by replica.fetch.backoff.ms itself.
         this.client = new NetworkClient(selector, new ManualMetadataUpdater(List.of(node)), clientId, 1, 0, 0,

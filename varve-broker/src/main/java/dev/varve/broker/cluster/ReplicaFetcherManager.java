@@ -81,6 +81,13 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         return quotas;
     }
 
+    private volatile InterBrokerTransport transport = InterBrokerTransport.PLAINTEXT;
+
+    /** How fetchers connect to leaders (the inter-broker listener's protocol); plaintext until set. */
+    public void setTransport(InterBrokerTransport transport) {
+        this.transport = transport;
+    }
+
     private volatile Runnable afterTruncation = () -> { };
 
     /**
@@ -137,7 +144,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             }
             if (thread == null) {
                 thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time,
-                        this::quotas, this::afterTruncation);
+                        this::quotas, this::afterTruncation, transport);
                 fetchers.put(e.getKey(), thread);
                 thread.start();
             }

@@ -170,6 +170,13 @@ final class ReplicaFetcherThread extends Thread {
     ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
                          ReplicaFetcherConfig config, Time time, java.util.function.Supplier<ReplicationQuotas> quotas,
                          Runnable afterAnswer) {
+        this(leader, fetcherId, localBrokerId, brokerEpoch, config, time, quotas, afterAnswer, InterBrokerTransport.PLAINTEXT);
+    }
+
+    /** {@code transport} makes the connection to the leader (the inter-broker listener's protocol). */
+    ReplicaFetcherThread(Leader leader, int fetcherId, int localBrokerId, LongSupplier brokerEpoch,
+                         ReplicaFetcherConfig config, Time time, java.util.function.Supplier<ReplicationQuotas> quotas,
+                         Runnable afterAnswer, InterBrokerTransport transport) {
         super("replica-fetcher-" + leader.brokerId() + "-" + fetcherId);
         setDaemon(true);
         this.leader = leader;
@@ -183,7 +190,8 @@ final class ReplicaFetcherThread extends Thread {
                 + ", fetcherId=" + fetcherId + "] ";
         this.fetchSession = new FetchSessionHandler(new LogContext(prefix), leader.brokerId());
         this.connection = new LeaderConnection(new Node(leader.brokerId(), leader.host(), leader.port()),
-                "broker-" + localBrokerId + "-fetcher-" + fetcherId, config.socketTimeoutMs(), time, new LogContext(prefix));
+                "broker-" + localBrokerId + "-fetcher-" + fetcherId, config.socketTimeoutMs(), time, new LogContext(prefix),
+                transport);
     }
 
     Leader leader() {

@@ -2,8 +2,11 @@ package dev.varve.broker.network;
 
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import dev.varve.broker.security.ListenerSecurity;
 import io.netty.handler.codec.TooLongFrameException;
-import org.apache.kafka.common.network.ListenerName;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.network.Send;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,12 +43,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final RequestMemoryPool pool;
     private final FrameDecoder decoder;
     private final SerialExecutor requests;
-    private final ListenerName listener;
+    private final ListenerSecurity.Listener listener;
     private final ArrayDeque<CompletableFuture<Send>> pending = new ArrayDeque<>();
     private RequestDispatcher.Connection connection;
     private boolean closing;
 
-    ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerName listener,
+    ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerSecurity.Listener listener,
                       RequestMemoryPool pool, FrameDecoder decoder) {
         this.dispatcher = dispatcher;
         this.pool = pool;
@@ -63,8 +66,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         InetSocketAddress local = (InetSocketAddress) ctx.channel().localAddress();
         InetSocketAddress remote = (InetSocketAddress) ctx.channel().remoteAddress();
+        // A TLS connection's principal is known once its handshake is done, before any request can be read.
+        KafkaPrincipal principal = listener.tls() ? KafkaPrincipal.ANONYMOUS : listener.plaintextPrincipal(remote.getAddress());
         connection = new RequestDispatcher.Connection(local.getHostString() + ":" + local.getPort() + "-"
-                + remote.getHostString() + ":" + remote.getPort(), remote, listener);
+                + remote.getHostString() + ":" + remote.getPort(), remote, listener.name(), listener.protocol(), principal);
         super.channelActive(ctx);
     }
 
@@ -76,6 +81,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ByteBuffer copy = frame.bytes();
+        RequestDispatcher.Connection from = connection;
         CompletableFuture<Send> slot = new CompletableFuture<>();
         pending.add(slot);
         if (pending.size() >= MAX_PENDING) {
@@ -85,7 +91,7 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             CompletableFuture<Send> response;
             java.util.concurrent.CompletionStage<?> applied = null;
             try {
-                RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(connection, copy, pool);
+                RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(from, copy, pool);
                 response = dispatched.response();
                 applied = dispatched.applied();
             } catch (OutOfMemoryError e) {
@@ -130,7 +136,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 continue; // e.g. a produce with acks=0
             }
             try {
-                List<Object> parts = NettySendChannel.partsOf(send);
+                // TLS encrypts in user space: file slices are read in chunks (no sendfile), as Kafka does
+                List<Object> parts = NettySendChannel.partsOf(send, listener.tls());
                 for (Object part : parts) {
                     ctx.write(part);
                 }
@@ -154,6 +161,28 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             maybeResumeReading(ctx);
             return;
         }
+        if (event instanceof SslHandshakeCompletionEvent handshake) {
+            if (handshake.isSuccess()) {
+                SslHandler tls = ctx.pipeline().get(SslHandler.class);
+                try {
+                    connection = connection.withPrincipal(listener.tlsPrincipal(tls.engine().getSession(),
+                            connection.remote().getAddress()));
+                } catch (RuntimeException e) {
+                    // e.g. a principal mapping rule that does not match: Kafka refuses the connection too
+                    LOG.info("closing connection {}: no principal for its certificate: {}", connection.id(), e.getMessage());
+                    closing = true;
+                    ctx.close();
+                }
+            } else {
+                // as Kafka logs it (unless exceptionCaught did); the SslHandler closes the connection
+                if (!closing) {
+                    LOG.info("Failed authentication with {} (SSL handshake failed: {})", ctx.channel().remoteAddress(),
+                            handshake.cause() == null ? "?" : handshake.cause().getMessage());
+                }
+                closing = true;
+            }
+            return;
+        }
         super.userEventTriggered(ctx, event);
     }
 
@@ -175,7 +204,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
 
     @Override
     public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-        if (cause instanceof TooLongFrameException || cause instanceof io.netty.handler.codec.CorruptedFrameException) {
+        Throwable root = cause instanceof io.netty.handler.codec.DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+        if (root instanceof javax.net.ssl.SSLException) {
+            // a failed handshake (no or untrusted certificate, plaintext on a TLS port): the client's fault, logged as Kafka does
+            if (!closing) {
+                LOG.info("Failed authentication with {} (SSL handshake failed: {})", ctx.channel().remoteAddress(), root.getMessage());
+            }
+        } else if (cause instanceof TooLongFrameException || cause instanceof io.netty.handler.codec.CorruptedFrameException) {
             LOG.info("closing connection {}: {}", connection == null ? ctx.channel() : connection.id(), cause.getMessage());
         } else if (cause instanceof IOException) {
             LOG.debug("connection {} failed: {}", ctx.channel(), cause.toString());

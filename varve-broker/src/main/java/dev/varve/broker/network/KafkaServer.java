@@ -1,6 +1,7 @@
 package dev.varve.broker.network;
 
 import dev.varve.broker.BrokerConfig;
+import dev.varve.broker.security.ListenerSecurity;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
@@ -16,7 +17,8 @@ import io.netty.channel.epoll.EpollServerSocketChannel;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
-import org.apache.kafka.common.network.ListenerName;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.stream.ChunkedWriteHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +43,8 @@ public final class KafkaServer implements AutoCloseable {
     private final List<Channel> serverChannels = new ArrayList<>();
     private final List<InetSocketAddress> boundAddresses = new ArrayList<>();
 
-    public KafkaServer(BrokerConfig config, RequestDispatcher dispatcher, Executor requestThreads) throws InterruptedException {
+    public KafkaServer(BrokerConfig config, ListenerSecurity security, RequestDispatcher dispatcher, Executor requestThreads)
+            throws InterruptedException {
         boolean epoll = Epoll.isAvailable();
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
@@ -52,7 +55,7 @@ public final class KafkaServer implements AutoCloseable {
         LOG.info("request memory pool (queued.max.request.bytes): {} bytes", pool.capacity());
         try {
             for (BrokerConfig.Endpoint endpoint : config.clientListeners()) {
-                ListenerName listener = new ListenerName(endpoint.listenerName());
+                ListenerSecurity.Listener listener = security.listener(endpoint.listenerName());
                 ServerBootstrap bootstrap = new ServerBootstrap()
                         .group(acceptors, workers)
                         .channel(channelType)
@@ -64,6 +67,13 @@ public final class KafkaServer implements AutoCloseable {
                             @Override
                             protected void initChannel(SocketChannel ch) {
                                 FrameDecoder frames = new FrameDecoder(maxFrame, pool);
+                                if (listener.tls()) {
+                                    // Kafka's SslFactory makes the engine (stores, protocols, client auth); Netty runs it
+                                    ch.pipeline().addLast("tls", new SslHandler(listener.newEngine(
+                                            ch.remoteAddress().getHostString(), ch.remoteAddress().getPort())));
+                                    // fetched records are read from their files a chunk at a time as the socket drains
+                                    ch.pipeline().addLast("chunks", new ChunkedWriteHandler());
+                                }
                                 ch.pipeline()
                                         .addLast("frames", frames)
                                         .addLast("requests", new ConnectionHandler(dispatcher, requestThreads, listener,
@@ -73,7 +83,8 @@ public final class KafkaServer implements AutoCloseable {
                 Channel channel = bootstrap.bind(endpoint.host(), endpoint.port()).sync().channel();
                 serverChannels.add(channel);
                 boundAddresses.add((InetSocketAddress) channel.localAddress());
-                LOG.info("listening on {} ({}, {})", channel.localAddress(), endpoint.listenerName(), epoll ? "epoll" : "nio");
+                LOG.info("listening on {} ({}, {}, {})", channel.localAddress(), endpoint.listenerName(), listener.protocol(),
+                        epoll ? "epoll" : "nio");
             }
         } catch (InterruptedException | RuntimeException e) {
             close();

@@ -93,8 +93,17 @@ public final class RequestDispatcher {
         return out;
     }
 
-    /** Where a connection is, for request contexts. */
-    public record Connection(String id, InetSocketAddress remote, ListenerName listener) {
+    /** Where a connection is and who is on it, for request contexts. */
+    public record Connection(String id, InetSocketAddress remote, ListenerName listener, SecurityProtocol protocol,
+                             KafkaPrincipal principal) {
+        /** A plaintext connection of the anonymous principal (tests, fuzzing). */
+        public Connection(String id, InetSocketAddress remote, ListenerName listener) {
+            this(id, remote, listener, SecurityProtocol.PLAINTEXT, KafkaPrincipal.ANONYMOUS);
+        }
+
+        public Connection withPrincipal(KafkaPrincipal authenticated) {
+            return new Connection(id, remote, listener, protocol, authenticated);
+        }
     }
 
     /**
@@ -136,8 +145,8 @@ public final class RequestDispatcher {
             throw new InvalidRequestException("API " + key + " is not implemented by this broker");
         }
         RequestContext context = new RequestContext(header, connection.id(), connection.remote().getAddress(),
-                Optional.of(connection.remote().getPort()), KafkaPrincipal.ANONYMOUS, connection.listener(),
-                SecurityProtocol.PLAINTEXT, ClientInformation.EMPTY, false);
+                Optional.of(connection.remote().getPort()), connection.principal(), connection.listener(),
+                connection.protocol(), ClientInformation.EMPTY, false);
         short version = header.apiVersion();
         boolean apiVersions = key == ApiKeys.API_VERSIONS;
         if (!apiVersions && (version < handler.minVersion() || version > handler.maxVersion())) {

@@ -650,7 +650,7 @@ class ReplicaFetcherTest {
                     new ApiVersionsHandler(() -> dispatcher[0].apiVersions())));
             BrokerConfig config = BrokerConfig.from(Map.of("listeners", "PLAINTEXT://127.0.0.1:" + port,
                     "log.dirs", dir.getAbsolutePath()));
-            server = new KafkaServer(config, dispatcher[0], requestThreads);
+            server = new KafkaServer(config, config.listenerSecurity(), dispatcher[0], requestThreads);
             port = server.boundAddresses().get(0).getPort();
         }
 

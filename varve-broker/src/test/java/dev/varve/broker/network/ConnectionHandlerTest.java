@@ -72,7 +72,7 @@ class ConnectionHandlerTest {
         RequestMemoryPool pool = new RequestMemoryPool(1 << 20);
         FrameDecoder frames = new FrameDecoder(1 << 20, pool);
         EmbeddedChannel channel = new EmbeddedChannel(frames,
-                new ConnectionHandler(dispatcher, Runnable::run, new ListenerName("PLAINTEXT"), pool, frames)) {
+                new ConnectionHandler(dispatcher, Runnable::run, dev.varve.broker.security.ListenerSecurity.plaintext("PLAINTEXT"), pool, frames)) {
             @Override
             protected java.net.SocketAddress localAddress0() { // a connection has socket addresses
                 return new java.net.InetSocketAddress("127.0.0.1", 9092);
@@ -129,7 +129,7 @@ class ConnectionHandlerTest {
         RequestMemoryPool pool = new RequestMemoryPool(1 << 20);
         FrameDecoder frames = new FrameDecoder(1 << 20, pool);
         EmbeddedChannel channel = new EmbeddedChannel(frames,
-                new ConnectionHandler(dispatcher, Runnable::run, new ListenerName("PLAINTEXT"), pool, frames));
+                new ConnectionHandler(dispatcher, Runnable::run, dev.varve.broker.security.ListenerSecurity.plaintext("PLAINTEXT"), pool, frames));
 
         ByteBuffer request = new ApiVersionsRequest.Builder(new ApiVersionsRequestData()
                 .setClientSoftwareName("t").setClientSoftwareVersion("1"), (short) 3, (short) 3).build()

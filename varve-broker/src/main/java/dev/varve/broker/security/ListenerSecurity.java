@@ -1,0 +1,322 @@
+package dev.varve.broker.security;
+
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.config.SslConfigs;
+import org.apache.kafka.common.config.internals.BrokerSecurityConfigs;
+import org.apache.kafka.common.network.ChannelBuilder;
+import org.apache.kafka.common.network.ChannelBuilders;
+import org.apache.kafka.common.network.ConnectionMode;
+import org.apache.kafka.common.network.ListenerName;
+import org.apache.kafka.common.security.auth.AuthenticationContext;
+import org.apache.kafka.common.security.auth.KafkaPrincipal;
+import org.apache.kafka.common.security.auth.KafkaPrincipalBuilder;
+import org.apache.kafka.common.security.auth.PlaintextAuthenticationContext;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.security.auth.SslAuthenticationContext;
+import org.apache.kafka.common.security.ssl.SslFactory;
+import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.common.utils.internals.LogContext;
+
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLSession;
+import java.io.Closeable;
+import java.net.InetAddress;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
+import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.Type.CLASS;
+import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
+
+/**
+ * The security of the broker's listeners, configured under Kafka's key names: which protocol each
+ * listener speaks ({@code listener.security.protocol.map}), its TLS settings ({@code ssl.*}, overridden
+ * per listener by {@code listener.name.<name>.ssl.*}), how a connection's principal is named
+ * ({@code principal.builder.class}, {@code ssl.principal.mapping.rules}) and which listener brokers use
+ * to reach each other ({@code inter.broker.listener.name} or {@code security.inter.broker.protocol}).
+ *
+ * <p>TLS is Kafka's own code from kafka-clients: {@link SslFactory} reads the keystores and truststores
+ * (JKS, PKCS12 and PEM, files or inline) exactly as a Kafka broker does, and the principal builder is
+ * Kafka's (or the configured class). Varve only puts the engines it makes into Netty. SASL listeners are
+ * refused at start-up until Varve authenticates SASL; a setting that is accepted is never ignored.
+ */
+public final class ListenerSecurity implements Closeable {
+    public static final String PROTOCOL_MAP = "listener.security.protocol.map";
+    public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
+    public static final String INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
+    /** Kafka's default map: every protocol's name is a listener name of that protocol. */
+    public static final String DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL";
+
+    /** The keys this class reads, besides their {@code listener.name.<name>.} forms. */
+    static final ConfigDef DEF = new ConfigDef()
+            .withClientSslSupport()
+            .define(PROTOCOL_MAP, STRING, null, HIGH, "Listener name to security protocol.")
+            .define(INTER_BROKER_LISTENER_NAME, STRING, null, MEDIUM, "The listener brokers use to reach each other.")
+            .define(INTER_BROKER_PROTOCOL, STRING, null, MEDIUM, "The protocol brokers use to reach each other (a listener of that name).")
+            .define(BrokerSecurityConfigs.SSL_CLIENT_AUTH_CONFIG, STRING, BrokerSecurityConfigs.SSL_CLIENT_AUTH_DEFAULT,
+                    ConfigDef.ValidString.in("required", "requested", "none"), MEDIUM, "Whether TLS clients must present a certificate.")
+            .define(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG, STRING,
+                    BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES, MEDIUM, "Certificate subject to principal name rules.")
+            .define(BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_CONFIG, CLASS, BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_DEFAULT,
+                    MEDIUM, "The KafkaPrincipalBuilder naming each connection's principal.");
+
+    /** One listener: its name, protocol and, for SSL, its engine factory and principal builder. */
+    public static final class Listener {
+        private final ListenerName name;
+        private final SecurityProtocol protocol;
+        private final SslFactory ssl;
+        private final KafkaPrincipalBuilder principals;
+
+        Listener(ListenerName name, SecurityProtocol protocol, SslFactory ssl, KafkaPrincipalBuilder principals) {
+            this.name = name;
+            this.protocol = protocol;
+            this.ssl = ssl;
+            this.principals = principals;
+        }
+
+        public ListenerName name() {
+            return name;
+        }
+
+        public SecurityProtocol protocol() {
+            return protocol;
+        }
+
+        /** Whether connections to this listener are TLS. */
+        public boolean tls() {
+            return ssl != null;
+        }
+
+        /** A server engine for one connection from {@code peerHost:peerPort}. */
+        public SSLEngine newEngine(String peerHost, int peerPort) {
+            if (ssl == null) {
+                throw new IllegalStateException(name.value() + " is not a TLS listener");
+            }
+            return ssl.createSslEngine(peerHost, peerPort);
+        }
+
+        /** The principal of a plaintext connection from {@code client}. */
+        public KafkaPrincipal plaintextPrincipal(InetAddress client) {
+            return build(new PlaintextAuthenticationContext(client, name.value()));
+        }
+
+        /** The principal of a TLS connection from {@code client} whose handshake gave {@code session}. */
+        public KafkaPrincipal tlsPrincipal(SSLSession session, InetAddress client) {
+            return build(new SslAuthenticationContext(session, client, name.value()));
+        }
+
+        private KafkaPrincipal build(AuthenticationContext context) {
+            return principals.build(context);
+        }
+    }
+
+    private final Map<String, Listener> listeners = new LinkedHashMap<>();
+    private final AbstractConfig config;
+    private final String interBrokerListener;
+    private final SecurityProtocol interBrokerProtocol;
+
+    /**
+     * @param props               the broker's settings as written
+     * @param clientListenerNames the Kafka-protocol listeners, in the order of {@code listeners}
+     * @param controllerListeners the listeners the metadata quorum binds ({@code controller.listener.names})
+     * @param controller          whether this node is a controller (Kafka then maps an unmapped controller
+     *                            listener to PLAINTEXT when the map is not set)
+     * @throws ConfigException naming the key at fault
+     */
+    public ListenerSecurity(Map<String, String> props, List<String> clientListenerNames, Collection<String> controllerListeners,
+                            boolean controller) {
+        this.config = new AbstractConfig(DEF, props, false);
+        Map<String, SecurityProtocol> map = protocolMap(config.getString(PROTOCOL_MAP), controllerListeners,
+                controller && config.getString(PROTOCOL_MAP) == null);
+        for (String name : controllerListeners) {
+            SecurityProtocol p = map.get(ListenerName.normalised(name).value());
+            if (p != null && p != SecurityProtocol.PLAINTEXT) {
+                throw new ConfigException(PROTOCOL_MAP, config.getString(PROTOCOL_MAP),
+                        "the controller listener " + name + " is " + p + ": Varve's metadata quorum speaks PLAINTEXT only");
+            }
+        }
+        try {
+            for (String listed : clientListenerNames) {
+                String name = ListenerName.normalised(listed).value();
+                SecurityProtocol protocol = map.get(name);
+                if (protocol == null) {
+                    throw new ConfigException(PROTOCOL_MAP, config.getString(PROTOCOL_MAP) == null ? DEFAULT_PROTOCOL_MAP
+                            : config.getString(PROTOCOL_MAP), "no security protocol for listener " + name);
+                }
+                listeners.put(name, listener(ListenerName.normalised(name), protocol));
+            }
+            this.interBrokerListener = interBrokerListener(clientListenerNames, map);
+            this.interBrokerProtocol = listeners.get(interBrokerListener).protocol();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    private Listener listener(ListenerName name, SecurityProtocol protocol) {
+        Map<String, Object> values = config.valuesWithPrefixOverride(name.configPrefix());
+        KafkaPrincipalBuilder principals = ChannelBuilders.createPrincipalBuilder(values, null,
+                SslPrincipalMapper.fromRules((String) values.get(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG)));
+        switch (protocol) {
+            case PLAINTEXT:
+                return new Listener(name, protocol, null, principals);
+            case SSL: {
+                String prefix = name.configPrefix();
+                if (values.get(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG) == null && values.get(SslConfigs.SSL_KEYSTORE_KEY_CONFIG) == null
+                        && values.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG) == null) {
+                    throw new ConfigException(prefix + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, null,
+                            "the SSL listener " + name.value() + " needs a keystore (" + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG
+                                    + ", or " + SslConfigs.SSL_KEYSTORE_KEY_CONFIG + " with " + SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG
+                                    + " in PEM)");
+                }
+                SslFactory factory = new SslFactory(ConnectionMode.SERVER);
+                try {
+                    factory.configure(values); // reads and checks the stores now: a bad one stops the start
+                } catch (RuntimeException e) {
+                    factory.close();
+                    throw new ConfigException("cannot set up TLS for listener " + name.value() + ": " + e.getMessage());
+                }
+                return new Listener(name, protocol, factory, principals);
+            }
+            default:
+                throw new ConfigException(PROTOCOL_MAP, protocol.name, "listener " + name.value() + " is " + protocol
+                        + ": Varve does not authenticate SASL yet (PLAINTEXT and SSL listeners are supported)");
+        }
+    }
+
+    private String interBrokerListener(List<String> clientListenerNames, Map<String, SecurityProtocol> map) {
+        String byName = config.getString(INTER_BROKER_LISTENER_NAME);
+        String byProtocol = config.getString(INTER_BROKER_PROTOCOL);
+        if (byName != null && byProtocol != null) {
+            // as Kafka: one or the other
+            throw new ConfigException(INTER_BROKER_LISTENER_NAME, byName, "only one of " + INTER_BROKER_LISTENER_NAME
+                    + " and " + INTER_BROKER_PROTOCOL + " may be set");
+        }
+        String chosen;
+        String key;
+        if (byName != null) {
+            chosen = ListenerName.normalised(byName).value();
+            key = INTER_BROKER_LISTENER_NAME;
+        } else if (byProtocol != null) {
+            try {
+                chosen = SecurityProtocol.forName(byProtocol.trim().toUpperCase(Locale.ROOT)).name;
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(INTER_BROKER_PROTOCOL, byProtocol, "not a security protocol");
+            }
+            key = INTER_BROKER_PROTOCOL;
+        } else {
+            return ListenerName.normalised(clientListenerNames.get(0)).value(); // Varve's default: the first listener
+        }
+        if (!listeners.containsKey(chosen)) {
+            throw new ConfigException(key, chosen, "no listener of that name among " + clientListenerNames);
+        }
+        return chosen;
+    }
+
+    /**
+     * Parses {@code listener.security.protocol.map}; when it is not set, Kafka's default, with the
+     * controller listeners mapped to PLAINTEXT if {@code controllerDefaultsToPlaintext}.
+     */
+    static Map<String, SecurityProtocol> protocolMap(String value, Collection<String> controllerListeners,
+                                                     boolean controllerDefaultsToPlaintext) {
+        Map<String, SecurityProtocol> out = new HashMap<>();
+        String raw = value == null ? DEFAULT_PROTOCOL_MAP : value;
+        for (String entry : raw.split(",")) {
+            String e = entry.trim();
+            if (e.isEmpty()) {
+                continue;
+            }
+            int colon = e.indexOf(':');
+            if (colon <= 0 || colon == e.length() - 1) {
+                throw new ConfigException(PROTOCOL_MAP, raw, "expected LISTENER:PROTOCOL entries, got " + e);
+            }
+            String name = ListenerName.normalised(e.substring(0, colon).trim()).value();
+            SecurityProtocol protocol;
+            try {
+                protocol = SecurityProtocol.forName(e.substring(colon + 1).trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException ex) {
+                throw new ConfigException(PROTOCOL_MAP, raw, "unknown security protocol in " + e);
+            }
+            if (out.put(name, protocol) != null) {
+                throw new ConfigException(PROTOCOL_MAP, raw, "listener " + name + " is mapped twice");
+            }
+        }
+        if (controllerDefaultsToPlaintext) {
+            for (String name : controllerListeners) {
+                out.putIfAbsent(ListenerName.normalised(name).value(), SecurityProtocol.PLAINTEXT);
+            }
+        }
+        return out;
+    }
+
+    /** A PLAINTEXT listener called {@code name} with Kafka's default principal builder (tests, tools). */
+    public static Listener plaintext(String name) {
+        return new Listener(ListenerName.normalised(name), SecurityProtocol.PLAINTEXT, null,
+                new org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder(null,
+                        SslPrincipalMapper.fromRules(BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES)));
+    }
+
+    /** The listener called {@code name} (a Kafka-protocol listener). */
+    public Listener listener(String name) {
+        Listener l = listeners.get(ListenerName.normalised(name).value());
+        if (l == null) {
+            throw new IllegalArgumentException("no listener " + name);
+        }
+        return l;
+    }
+
+    /** The listener brokers connect to each other on. */
+    public String interBrokerListener() {
+        return interBrokerListener;
+    }
+
+    public SecurityProtocol interBrokerProtocol() {
+        return interBrokerProtocol;
+    }
+
+    /**
+     * A client channel builder for connections to other brokers' inter-broker listener, with that
+     * listener's settings (for SSL: the truststore checking their certificates and, for mutual TLS,
+     * the keystore this broker presents). Each caller owns (and closes) what it gets.
+     */
+    public ChannelBuilder interBrokerChannelBuilder(LogContext logContext) {
+        return ChannelBuilders.clientChannelBuilder(interBrokerProtocol, null, config, ListenerName.normalised(interBrokerListener),
+                null, Time.SYSTEM, logContext);
+    }
+
+    /** Whether {@code key} is one this class reads (plain or in a {@code listener.name.<name>.} form). */
+    public static boolean reads(String key) {
+        if (DEF.names().contains(key)) {
+            return true;
+        }
+        if (key.startsWith("listener.name.")) {
+            int dot = key.indexOf('.', "listener.name.".length());
+            return dot > 0 && DEF.names().contains(key.substring(dot + 1));
+        }
+        return false;
+    }
+
+    /** Every key this class reads, for documentation and tests. */
+    public static Set<String> keys() {
+        return new TreeSet<>(DEF.names());
+    }
+
+    @Override
+    public void close() {
+        for (Listener l : listeners.values()) {
+            if (l.ssl != null) {
+                l.ssl.close();
+            }
+        }
+    }
+}
