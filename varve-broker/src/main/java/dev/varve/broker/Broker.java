@@ -233,6 +233,9 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeProducersHandler(context));
         // no authorizer yet: Kafka's answer without one
         dev.varve.broker.api.AclsDisabledHandler.KEYS.forEach(k -> handlers.add(new dev.varve.broker.api.AclsDisabledHandler(k)));
+        // answered here only outside an exchange: a SASL connection's authenticator answers them before
+        handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_HANDSHAKE));
+        handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE));
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.

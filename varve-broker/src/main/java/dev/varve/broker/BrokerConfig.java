@@ -325,7 +325,15 @@ public final class BrokerConfig {
                 throw new ConfigException(ADVERTISED_LISTENERS, e.listenerName(), "controller listeners are not advertised");
             }
         }
-        listenerSecurity().close(); // refuses what it cannot serve (a SASL listener, an unreadable keystore) now
+        try (dev.varve.broker.security.ListenerSecurity security = listenerSecurity()) {
+            // refuses what it cannot serve (a mechanism not supported, an unreadable keystore) now
+            String p = security.interBrokerProtocol().name;
+            if (clustered() && p.startsWith("SASL")) {
+                throw new ConfigException(dev.varve.broker.security.ListenerSecurity.INTER_BROKER_LISTENER_NAME,
+                        security.interBrokerListener(), "brokers cannot reach each other over " + p + " yet: name a PLAINTEXT"
+                        + " or SSL listener (mutual TLS authenticates brokers) in inter.broker.listener.name");
+            }
+        }
     }
 
     @SuppressWarnings("unchecked")

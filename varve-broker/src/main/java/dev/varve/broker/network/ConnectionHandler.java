@@ -45,7 +45,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final SerialExecutor requests;
     private final ListenerSecurity.Listener listener;
     private final ArrayDeque<CompletableFuture<Send>> pending = new ArrayDeque<>();
-    private RequestDispatcher.Connection connection;
+    /** Read by the connection's request tasks: a SASL exchange or a TLS handshake names its principal. */
+    private volatile RequestDispatcher.Connection connection;
+    /** The exchange a SASL listener's connection must complete before anything else; null for the others. */
+    private final SaslAuthenticator sasl;
+    private volatile javax.net.ssl.SSLSession tlsSession;
     private boolean closing;
 
     ConnectionHandler(RequestDispatcher dispatcher, Executor requestThreads, ListenerSecurity.Listener listener,
@@ -55,6 +59,10 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         this.decoder = decoder;
         this.requests = new SerialExecutor(requestThreads);
         this.listener = listener;
+        this.sasl = listener.sasl() == null ? null : new SaslAuthenticator(listener);
+        if (sasl != null) {
+            decoder.limitUntilAuthenticated(listener.sasl().maxReceiveBytes());
+        }
     }
 
     @Override
@@ -81,7 +89,6 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             return;
         }
         ByteBuffer copy = frame.bytes();
-        RequestDispatcher.Connection from = connection;
         CompletableFuture<Send> slot = new CompletableFuture<>();
         pending.add(slot);
         if (pending.size() >= MAX_PENDING) {
@@ -91,9 +98,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             CompletableFuture<Send> response;
             java.util.concurrent.CompletionStage<?> applied = null;
             try {
-                RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(from, copy, pool);
-                response = dispatched.response();
-                applied = dispatched.applied();
+                if (sasl != null && !sasl.complete()) {
+                    response = sasl.handle(dispatcher, connection, copy, pool, java.util.Optional.ofNullable(tlsSession));
+                    if (sasl.complete()) {
+                        connection = connection.withPrincipal(sasl.principal());
+                        decoder.authenticated();
+                    }
+                } else {
+                    RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(connection, copy, pool);
+                    response = dispatched.response();
+                    applied = dispatched.applied();
+                }
             } catch (OutOfMemoryError e) {
                 // what this request held is garbage now; the broker goes on, this connection closes
                 LOG.error("closing connection {}: out of memory handling its request", connection.id());
@@ -142,6 +157,12 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     ctx.write(part);
                 }
                 wrote = true;
+                if (sasl != null && sasl.failed()) {
+                    // the answer saying why goes out, then the connection closes (as Kafka)
+                    closing = true;
+                    ctx.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(io.netty.channel.ChannelFutureListener.CLOSE);
+                    return;
+                }
             } catch (IOException e) {
                 LOG.warn("cannot build a response on {}", connection.id(), e);
                 closing = true;
@@ -164,9 +185,11 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         if (event instanceof SslHandshakeCompletionEvent handshake) {
             if (handshake.isSuccess()) {
                 SslHandler tls = ctx.pipeline().get(SslHandler.class);
+                tlsSession = tls.engine().getSession();
                 try {
-                    connection = connection.withPrincipal(listener.tlsPrincipal(tls.engine().getSession(),
-                            connection.remote().getAddress()));
+                    if (sasl == null) { // on SASL_SSL the SASL exchange names the principal
+                        connection = connection.withPrincipal(listener.tlsPrincipal(tlsSession, connection.remote().getAddress()));
+                    }
                 } catch (RuntimeException e) {
                     // e.g. a principal mapping rule that does not match: Kafka refuses the connection too
                     LOG.info("closing connection {}: no principal for its certificate: {}", connection.id(), e.getMessage());

@@ -24,6 +24,8 @@ final class FrameDecoder extends ByteToMessageDecoder {
     }
 
     private final int maxFrameBytes;
+    /** The limit until the connection is authenticated ({@code sasl.server.max.receive.size}); 0 when none. */
+    private volatile int unauthenticatedMaxBytes;
     private final RequestMemoryPool pool;
     /** The size of the frame whose bytes are being gathered, reserved in the pool; -1 when none. */
     private int reservedFor = -1;
@@ -32,6 +34,16 @@ final class FrameDecoder extends ByteToMessageDecoder {
     FrameDecoder(int maxFrameBytes, RequestMemoryPool pool) {
         this.maxFrameBytes = maxFrameBytes;
         this.pool = pool;
+    }
+
+    /** Frames above {@code maxBytes} close the connection until {@link #authenticated()}. */
+    void limitUntilAuthenticated(int maxBytes) {
+        this.unauthenticatedMaxBytes = maxBytes;
+    }
+
+    /** The connection is authenticated: {@code socket.request.max.bytes} alone limits frames from now on. */
+    void authenticated() {
+        this.unauthenticatedMaxBytes = 0;
     }
 
     /** Whether the connection must not read: its next frame waits for pool memory. */
@@ -47,6 +59,12 @@ final class FrameDecoder extends ByteToMessageDecoder {
         int size = in.getInt(in.readerIndex());
         if (size < 0) {
             throw new CorruptedFrameException("negative frame size " + size);
+        }
+        int preAuth = unauthenticatedMaxBytes;
+        if (preAuth > 0 && size > preAuth) {
+            // before authentication nobody may make the broker hold more than this (Kafka's limit too)
+            throw new TooLongFrameException("frame of " + size + " bytes before authentication is larger than "
+                    + "sasl.server.max.receive.size (" + preAuth + ")");
         }
         if (size > maxFrameBytes) {
             throw new TooLongFrameException("frame of " + size + " bytes is larger than socket.request.max.bytes ("

@@ -202,7 +202,11 @@ public final class RequestDispatcher {
 
     /** As {@link #handle(Connection, ByteBuffer, RequestMemoryPool)}, with when the request's effects are in place. */
     public Dispatched dispatch(Connection connection, ByteBuffer frame, RequestMemoryPool pool) {
-        Parsed parsed = parse(connection, frame, pool);
+        return dispatch(connection, parse(connection, frame, pool), pool);
+    }
+
+    /** Handles a request {@link #parse}d from {@code pool}; its decode reservation is given back once answered. */
+    public Dispatched dispatch(Connection connection, Parsed parsed, RequestMemoryPool pool) {
         try {
             Dispatched d = handleParsed(connection, parsed);
             return new Dispatched(d.response().whenComplete((send, error) -> pool.release(parsed.decodeReserved())),

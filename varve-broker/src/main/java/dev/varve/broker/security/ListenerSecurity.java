@@ -14,7 +14,13 @@ import org.apache.kafka.common.security.auth.KafkaPrincipal;
 import org.apache.kafka.common.security.auth.KafkaPrincipalBuilder;
 import org.apache.kafka.common.security.auth.PlaintextAuthenticationContext;
 import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.security.auth.SaslAuthenticationContext;
 import org.apache.kafka.common.security.auth.SslAuthenticationContext;
+import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
+import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
+import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
+import org.apache.kafka.common.config.types.Password;
 import org.apache.kafka.common.security.ssl.SslFactory;
 import org.apache.kafka.common.security.ssl.SslPrincipalMapper;
 import org.apache.kafka.common.utils.Time;
@@ -22,6 +28,7 @@ import org.apache.kafka.common.utils.internals.LogContext;
 
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLSession;
+import javax.security.sasl.SaslServer;
 import java.io.Closeable;
 import java.net.InetAddress;
 import java.util.Collection;
@@ -35,7 +42,10 @@ import java.util.TreeSet;
 
 import static org.apache.kafka.common.config.ConfigDef.Importance.HIGH;
 import static org.apache.kafka.common.config.ConfigDef.Importance.MEDIUM;
+import static org.apache.kafka.common.config.ConfigDef.Importance.LOW;
 import static org.apache.kafka.common.config.ConfigDef.Type.CLASS;
+import static org.apache.kafka.common.config.ConfigDef.Type.INT;
+import static org.apache.kafka.common.config.ConfigDef.Type.LIST;
 import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
 
 /**
@@ -47,13 +57,18 @@ import static org.apache.kafka.common.config.ConfigDef.Type.STRING;
  *
  * <p>TLS is Kafka's own code from kafka-clients: {@link SslFactory} reads the keystores and truststores
  * (JKS, PKCS12 and PEM, files or inline) exactly as a Kafka broker does, and the principal builder is
- * Kafka's (or the configured class). Varve only puts the engines it makes into Netty. SASL listeners are
- * refused at start-up until Varve authenticates SASL; a setting that is accepted is never ignored.
+ * Kafka's (or the configured class). Varve only puts the engines it makes into Netty. SASL listeners
+ * ({@code sasl.enabled.mechanisms}, JAAS under {@code listener.name.<name>.<mechanism>.sasl.jaas.config})
+ * authenticate with Kafka's SASL servers and callback handlers; a mechanism Varve does not serve yet is
+ * refused at start-up: a setting that is accepted is never ignored.
  */
 public final class ListenerSecurity implements Closeable {
     public static final String PROTOCOL_MAP = "listener.security.protocol.map";
     public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
     public static final String INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
+    public static final String SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms";
+    public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
+    public static final String SASL_SERVER_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size";
     /** Kafka's default map: every protocol's name is a listener name of that protocol. */
     public static final String DEFAULT_PROTOCOL_MAP = "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL";
 
@@ -68,20 +83,44 @@ public final class ListenerSecurity implements Closeable {
             .define(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG, STRING,
                     BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES, MEDIUM, "Certificate subject to principal name rules.")
             .define(BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_CONFIG, CLASS, BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_DEFAULT,
-                    MEDIUM, "The KafkaPrincipalBuilder naming each connection's principal.");
+                    MEDIUM, "The KafkaPrincipalBuilder naming each connection's principal.")
+            .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", MEDIUM, "SASL mechanisms a SASL listener offers (Kafka's default: GSSAPI).")
+            .define(FAILED_AUTHENTICATION_DELAY_MS, INT, 100, ConfigDef.Range.atLeast(0), LOW,
+                    "How long a connection whose authentication failed waits before it is closed.")
+            .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, 524_288, ConfigDef.Range.atLeast(1), LOW,
+                    "Largest request frame read before a SASL connection is authenticated.");
+
+    /** The mechanisms Varve authenticates. */
+    static final List<String> SUPPORTED_MECHANISMS = List.of("PLAIN");
+    /** Mechanism-prefixed keys of a listener ({@code listener.name.<name>.<mechanism>.<key>}). */
+    private static final java.util.regex.Pattern MECHANISM_KEY = java.util.regex.Pattern.compile(
+            "listener\\.name\\.[^.]+\\.(plain|scram-sha-256|scram-sha-512|oauthbearer|gssapi)\\."
+                    + "(sasl\\.jaas\\.config|sasl\\.server\\.callback\\.handler\\.class)");
 
     /** One listener: its name, protocol and, for SSL, its engine factory and principal builder. */
     public static final class Listener {
         private final ListenerName name;
         private final SecurityProtocol protocol;
         private final SslFactory ssl;
+        private final Sasl sasl;
         private final KafkaPrincipalBuilder principals;
 
-        Listener(ListenerName name, SecurityProtocol protocol, SslFactory ssl, KafkaPrincipalBuilder principals) {
+        Listener(ListenerName name, SecurityProtocol protocol, SslFactory ssl, Sasl sasl, KafkaPrincipalBuilder principals) {
             this.name = name;
             this.protocol = protocol;
             this.ssl = ssl;
+            this.sasl = sasl;
             this.principals = principals;
+        }
+
+        /** The SASL settings of a SASL_PLAINTEXT or SASL_SSL listener; null for the others. */
+        public Sasl sasl() {
+            return sasl;
+        }
+
+        /** The principal a SASL exchange that {@code server} completed authenticated. */
+        public KafkaPrincipal saslPrincipal(SaslServer server, InetAddress client, java.util.Optional<SSLSession> tls) {
+            return build(new SaslAuthenticationContext(server, protocol, client, name.value(), tls));
         }
 
         public ListenerName name() {
@@ -117,6 +156,53 @@ public final class ListenerSecurity implements Closeable {
 
         private KafkaPrincipal build(AuthenticationContext context) {
             return principals.build(context);
+        }
+    }
+
+    /**
+     * A SASL listener's mechanisms, each with its server callback handler (Kafka's, configured from the
+     * listener's JAAS section, or the {@code sasl.server.callback.handler.class} given), and its limits.
+     */
+    public static final class Sasl {
+        private final Map<String, AuthenticateCallbackHandler> callbacks;
+        private final int failedAuthenticationDelayMs;
+        private final int maxReceiveBytes;
+
+        Sasl(Map<String, AuthenticateCallbackHandler> callbacks, int failedAuthenticationDelayMs, int maxReceiveBytes) {
+            this.callbacks = callbacks;
+            this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
+            this.maxReceiveBytes = maxReceiveBytes;
+        }
+
+        /** The mechanisms offered, in the order configured. */
+        public List<String> mechanisms() {
+            return List.copyOf(callbacks.keySet());
+        }
+
+        /** A server for one exchange of {@code mechanism} (one of {@link #mechanisms()}). */
+        public SaslServer newServer(String mechanism) {
+            AuthenticateCallbackHandler callback = callbacks.get(mechanism);
+            if (callback == null) {
+                throw new IllegalArgumentException(mechanism + " is not enabled");
+            }
+            return switch (mechanism) {
+                case "PLAIN" -> new PlainSaslServer(callback);
+                default -> throw new IllegalArgumentException(mechanism + " is not supported");
+            };
+        }
+
+        /** {@code connection.failed.authentication.delay.ms}. */
+        public int failedAuthenticationDelayMs() {
+            return failedAuthenticationDelayMs;
+        }
+
+        /** {@code sasl.server.max.receive.size}: the largest frame read before authentication. */
+        public int maxReceiveBytes() {
+            return maxReceiveBytes;
+        }
+
+        void close() {
+            callbacks.values().forEach(AuthenticateCallbackHandler::close);
         }
     }
 
@@ -167,31 +253,83 @@ public final class ListenerSecurity implements Closeable {
         Map<String, Object> values = config.valuesWithPrefixOverride(name.configPrefix());
         KafkaPrincipalBuilder principals = ChannelBuilders.createPrincipalBuilder(values, null,
                 SslPrincipalMapper.fromRules((String) values.get(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG)));
-        switch (protocol) {
-            case PLAINTEXT:
-                return new Listener(name, protocol, null, principals);
-            case SSL: {
-                String prefix = name.configPrefix();
-                if (values.get(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG) == null && values.get(SslConfigs.SSL_KEYSTORE_KEY_CONFIG) == null
-                        && values.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG) == null) {
-                    throw new ConfigException(prefix + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, null,
-                            "the SSL listener " + name.value() + " needs a keystore (" + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG
-                                    + ", or " + SslConfigs.SSL_KEYSTORE_KEY_CONFIG + " with " + SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG
-                                    + " in PEM)");
-                }
-                SslFactory factory = new SslFactory(ConnectionMode.SERVER);
-                try {
-                    factory.configure(values); // reads and checks the stores now: a bad one stops the start
-                } catch (RuntimeException e) {
-                    factory.close();
-                    throw new ConfigException("cannot set up TLS for listener " + name.value() + ": " + e.getMessage());
-                }
-                return new Listener(name, protocol, factory, principals);
+        SslFactory ssl = protocol == SecurityProtocol.SSL || protocol == SecurityProtocol.SASL_SSL ? sslFactory(name, values) : null;
+        try {
+            Sasl sasl = protocol == SecurityProtocol.SASL_PLAINTEXT || protocol == SecurityProtocol.SASL_SSL ? sasl(name, values) : null;
+            return new Listener(name, protocol, ssl, sasl, principals);
+        } catch (RuntimeException e) {
+            if (ssl != null) {
+                ssl.close();
             }
-            default:
-                throw new ConfigException(PROTOCOL_MAP, protocol.name, "listener " + name.value() + " is " + protocol
-                        + ": Varve does not authenticate SASL yet (PLAINTEXT and SSL listeners are supported)");
+            throw e;
         }
+    }
+
+    private static SslFactory sslFactory(ListenerName name, Map<String, Object> values) {
+        String prefix = name.configPrefix();
+        if (values.get(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG) == null && values.get(SslConfigs.SSL_KEYSTORE_KEY_CONFIG) == null
+                && values.get(SslConfigs.SSL_ENGINE_FACTORY_CLASS_CONFIG) == null) {
+            throw new ConfigException(prefix + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG, null,
+                    "the TLS listener " + name.value() + " needs a keystore (" + SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG
+                            + ", or " + SslConfigs.SSL_KEYSTORE_KEY_CONFIG + " with " + SslConfigs.SSL_KEYSTORE_CERTIFICATE_CHAIN_CONFIG
+                            + " in PEM)");
+        }
+        SslFactory factory = new SslFactory(ConnectionMode.SERVER);
+        try {
+            factory.configure(values); // reads and checks the stores now: a bad one stops the start
+        } catch (RuntimeException e) {
+            factory.close();
+            throw new ConfigException("cannot set up TLS for listener " + name.value() + ": " + e.getMessage());
+        }
+        return factory;
+    }
+
+    @SuppressWarnings("unchecked")
+    private Sasl sasl(ListenerName name, Map<String, Object> values) {
+        String prefix = name.configPrefix();
+        List<String> mechanisms = ((List<String>) values.get(SASL_ENABLED_MECHANISMS)).stream().map(String::trim)
+                .filter(m -> !m.isEmpty()).distinct().toList();
+        if (mechanisms.isEmpty()) {
+            throw new ConfigException(prefix + SASL_ENABLED_MECHANISMS, "", "a SASL listener needs at least one mechanism");
+        }
+        Map<String, AuthenticateCallbackHandler> callbacks = new LinkedHashMap<>();
+        try {
+            for (String mechanism : mechanisms) {
+                if (!SUPPORTED_MECHANISMS.contains(mechanism)) {
+                    throw new ConfigException(SASL_ENABLED_MECHANISMS, String.join(",", mechanisms), "listener " + name.value()
+                            + " enables " + mechanism + ": Varve authenticates " + SUPPORTED_MECHANISMS + " only so far"
+                            + (mechanism.equals("GSSAPI") ? " (GSSAPI is Kafka's default: set sasl.enabled.mechanisms)" : ""));
+                }
+                String mech = mechanism.toLowerCase(Locale.ROOT) + ".";
+                Map<String, Object> configs = new HashMap<>(values);
+                Object jaas = config.originals().get(prefix + mech + "sasl.jaas.config");
+                if (jaas != null) {
+                    configs.put(mech + "sasl.jaas.config", new Password(String.valueOf(jaas)));
+                }
+                JaasContext context;
+                try {
+                    context = JaasContext.loadServerContext(name, mechanism, configs);
+                } catch (RuntimeException e) {
+                    throw new ConfigException(prefix + mech + "sasl.jaas.config", null, "no JAAS configuration for " + mechanism
+                            + " on listener " + name.value() + ": " + e.getMessage());
+                }
+                Object handlerClass = config.originals().get(prefix + mech + "sasl.server.callback.handler.class");
+                AuthenticateCallbackHandler handler;
+                try {
+                    handler = handlerClass == null ? new PlainServerCallbackHandler()
+                            : org.apache.kafka.common.utils.Utils.newInstance(String.valueOf(handlerClass), AuthenticateCallbackHandler.class);
+                } catch (ClassNotFoundException | RuntimeException e) {
+                    throw new ConfigException(prefix + mech + "sasl.server.callback.handler.class", handlerClass,
+                            "cannot make the callback handler: " + e);
+                }
+                handler.configure(configs, mechanism, context.configurationEntries());
+                callbacks.put(mechanism, handler);
+            }
+        } catch (RuntimeException e) {
+            callbacks.values().forEach(AuthenticateCallbackHandler::close);
+            throw e;
+        }
+        return new Sasl(callbacks, (Integer) values.get(FAILED_AUTHENTICATION_DELAY_MS), (Integer) values.get(SASL_SERVER_MAX_RECEIVE_SIZE));
     }
 
     private String interBrokerListener(List<String> clientListenerNames, Map<String, SecurityProtocol> map) {
@@ -261,7 +399,7 @@ public final class ListenerSecurity implements Closeable {
 
     /** A PLAINTEXT listener called {@code name} with Kafka's default principal builder (tests, tools). */
     public static Listener plaintext(String name) {
-        return new Listener(ListenerName.normalised(name), SecurityProtocol.PLAINTEXT, null,
+        return new Listener(ListenerName.normalised(name), SecurityProtocol.PLAINTEXT, null, null,
                 new org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder(null,
                         SslPrincipalMapper.fromRules(BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES)));
     }
@@ -299,6 +437,9 @@ public final class ListenerSecurity implements Closeable {
         if (DEF.names().contains(key)) {
             return true;
         }
+        if (MECHANISM_KEY.matcher(key).matches()) {
+            return true;
+        }
         if (key.startsWith("listener.name.")) {
             int dot = key.indexOf('.', "listener.name.".length());
             return dot > 0 && DEF.names().contains(key.substring(dot + 1));
@@ -316,6 +457,9 @@ public final class ListenerSecurity implements Closeable {
         for (Listener l : listeners.values()) {
             if (l.ssl != null) {
                 l.ssl.close();
+            }
+            if (l.sasl != null) {
+                l.sasl.close();
             }
         }
     }

@@ -46,13 +46,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * TLS listeners, configured with Kafka's keys, against the stock Java client: bytes in equal bytes out
+ * Listener security, configured with Kafka's keys, against stock clients. SASL/PLAIN over
+ * SASL_PLAINTEXT and SASL_SSL with the JAAS settings a Kafka broker takes (Java client and kcat); wrong
+ * passwords, unknown users, unsupported mechanisms, requests before authentication and oversized
+ * pre-authentication frames refused with nothing written. TLS listeners: bytes in equal bytes out
  * over mutual TLS (fetched records are read into buffers, not sent with sendfile), clients without a
  * certificate, with one from another authority or not trusting the broker refused with nothing
  * written, PEM stores, per-listener settings beside a PLAINTEXT listener, principal names from
  * certificates, and the settings Varve cannot serve refused at start.
  */
-class TlsListenerTest {
+class ListenerSecurityTest {
     @TempDir
     Path dir;
     private final List<AutoCloseable> closing = new ArrayList<>();
@@ -281,7 +284,8 @@ class TlsListenerTest {
             p.destroyForcibly().waitFor();
             return "exit timeout\n" + java.nio.file.Files.readString(err);
         }
-        return "exit " + p.exitValue() + "\n" + java.nio.file.Files.readString(out);
+        return "exit " + p.exitValue() + "\n" + java.nio.file.Files.readString(out)
+                + (p.exitValue() == 0 ? "" : "\nstderr: " + java.nio.file.Files.readString(err));
     }
 
     private static boolean kcatAvailable() {
@@ -291,6 +295,142 @@ class TlsListenerTest {
         } catch (java.io.IOException | InterruptedException e) {
             return false;
         }
+    }
+
+    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
+            + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
+
+    private static Map<String, Object> plain(String protocol, String user, String password) {
+        Map<String, Object> out = new HashMap<>();
+        out.put("security.protocol", protocol);
+        out.put("sasl.mechanism", "PLAIN");
+        out.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
+                + "\" password=\"" + password + "\";");
+        return out;
+    }
+
+    /** A broker with a SASL_PLAINTEXT and a SASL_SSL listener offering PLAIN to alice and bob. */
+    private Broker saslBroker(TestPki ca) throws Exception {
+        Map<String, String> settings = new HashMap<>(ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12")));
+        settings.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0");
+        settings.put("sasl.enabled.mechanisms", "PLAIN");
+        settings.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
+        settings.put("listener.name.sasl_ssl.plain.sasl.jaas.config", JAAS);
+        return start(settings);
+    }
+
+    @Test
+    void saslPlainAuthenticatesOverPlaintextAndTls() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "main");
+        Broker broker = saslBroker(ca);
+        String plaintext = bootstrap(broker, 0);
+        String tls = bootstrap(broker, 1);
+        Map<String, Object> alice = plain("SASL_PLAINTEXT", "alice", "alice-secret");
+        Map<String, Object> bob = new HashMap<>(ca.clientSsl(null));
+        bob.putAll(plain("SASL_SSL", "bob", "bob-secret"));
+        admin(plaintext, alice).createTopics(List.of(new NewTopic("sasl", 2, (short) 1))).all().get(20, TimeUnit.SECONDS);
+        KafkaProducer<byte[], byte[]> producer = producer(plaintext, alice);
+        List<String> sent = new ArrayList<>();
+        for (int i = 0; i < 500; i++) {
+            sent.add("value-" + i);
+            producer.send(new ProducerRecord<>("sasl", i % 2, null, ("value-" + i).getBytes()));
+        }
+        producer.flush();
+        List<String> got = consumeAll(tls, bob, "sasl", sent.size()).stream().map(r -> new String(r.value())).sorted().toList();
+        assertThat(got).isEqualTo(sent.stream().sorted().toList());
+    }
+
+    @Test
+    void badCredentialsUnsupportedMechanismsAndEarlyRequestsAreRefusedAndWriteNothing() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "main");
+        Broker broker = saslBroker(ca);
+        String boot = bootstrap(broker, 0);
+        Admin alice = admin(boot, plain("SASL_PLAINTEXT", "alice", "alice-secret"));
+        alice.createTopics(List.of(new NewTopic("guarded", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
+
+        for (Map<String, Object> bad : List.of(plain("SASL_PLAINTEXT", "alice", "wrong"), plain("SASL_PLAINTEXT", "mallory", "x"))) {
+            KafkaProducer<byte[], byte[]> producer = producer(boot, bad);
+            assertThatThrownBy(() -> producer.send(new ProducerRecord<>("guarded", "x".getBytes())).get(20, TimeUnit.SECONDS))
+                    .satisfiesAnyOf(
+                            e -> assertThat(e).hasCauseInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class),
+                            e -> assertThat(e).isInstanceOf(org.apache.kafka.common.errors.SaslAuthenticationException.class))
+                    .hasStackTraceContaining("Invalid username or password");
+            producer.close(Duration.ZERO);
+        }
+        Map<String, Object> scram = new HashMap<>(plain("SASL_PLAINTEXT", "alice", "alice-secret"));
+        scram.put("sasl.mechanism", "SCRAM-SHA-256");
+        scram.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";");
+        KafkaProducer<byte[], byte[]> scramProducer = producer(boot, scram);
+        assertThatThrownBy(() -> scramProducer.send(new ProducerRecord<>("guarded", "x".getBytes())).get(20, TimeUnit.SECONDS))
+                .hasStackTraceContaining("SCRAM-SHA-256").hasStackTraceContaining("PLAIN");
+        scramProducer.close(Duration.ZERO);
+
+        // a Produce before any SASL exchange, and a frame larger than sasl.server.max.receive.size: closed unanswered
+        InetSocketAddress address = broker.boundAddresses().get(0);
+        org.apache.kafka.common.message.ProduceRequestData produce = new org.apache.kafka.common.message.ProduceRequestData()
+                .setAcks((short) 1).setTimeoutMs(5_000);
+        produce.topicData().add(new org.apache.kafka.common.message.ProduceRequestData.TopicProduceData().setName("guarded")
+                .setPartitionData(List.of(new org.apache.kafka.common.message.ProduceRequestData.PartitionProduceData().setIndex(0)
+                        .setRecords(org.apache.kafka.common.record.internal.MemoryRecords.withRecords(
+                                org.apache.kafka.common.compress.Compression.NONE,
+                                new org.apache.kafka.common.record.internal.SimpleRecord("sneaky".getBytes()))))));
+        short v = 11;
+        java.nio.ByteBuffer body = new org.apache.kafka.common.requests.ProduceRequest.Builder(v, v, produce).build(v)
+                .serializeWithHeader(new org.apache.kafka.common.requests.RequestHeader(
+                        org.apache.kafka.common.protocol.ApiKeys.PRODUCE, v, "raw", 7));
+        byte[] frame = java.nio.ByteBuffer.allocate(4 + body.remaining()).putInt(body.remaining()).put(body).array();
+        assertThat(answered(address, frame)).as("a Produce before authentication").isFalse();
+        byte[] huge = java.nio.ByteBuffer.allocate(8).putInt(1_000_000).putInt(0).array();
+        assertThat(answered(address, huge)).as("a 1 MB frame before authentication").isFalse();
+
+        TopicPartition tp = new TopicPartition("guarded", 0);
+        assertThat(alice.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset()).isZero();
+        producer(boot, plain("SASL_PLAINTEXT", "alice", "alice-secret")).send(new ProducerRecord<>("guarded", "ok".getBytes()))
+                .get(20, TimeUnit.SECONDS);
+        assertThat(alice.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset()).isOne();
+    }
+
+    /** Whether the broker answers anything to {@code bytes} before closing (within 10 s). */
+    private static boolean answered(InetSocketAddress address, byte[] bytes) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket(address.getHostString(), address.getPort())) {
+            socket.setSoTimeout(10_000);
+            socket.getOutputStream().write(bytes);
+            try {
+                return socket.getInputStream().read() >= 0;
+            } catch (java.net.SocketException reset) {
+                return false;
+            }
+        }
+    }
+
+    @Test
+    void kcatAuthenticatesWithSaslPlainOverTls() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(),
+                "kcat on the PATH"), "kcat is not on the PATH (apt-get install kcat)");
+        TestPki ca = TestPki.create(dir.resolve("pki"), "main");
+        Broker broker = saslBroker(ca);
+        String boot = bootstrap(broker, 1);
+        Path caPem = ca.write("ca.pem", ca.caPem());
+        List<String> lines = java.util.stream.IntStream.range(0, 200).mapToObj(i -> "sasl-line-" + i).toList();
+        Path input = java.nio.file.Files.write(dir.resolve("sasl-lines.txt"), lines);
+        List<String> auth = List.of("-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + caPem,
+                "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret");
+        List<String> produce = new ArrayList<>(List.of("kcat", "-b", boot, "-P", "-t", "kcat-sasl", "-p", "0"));
+        produce.addAll(auth);
+        admin(boot, new HashMap<>(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
+                "sasl.jaas.config", plain("SASL_SSL", "bob", "bob-secret").get("sasl.jaas.config"),
+                "ssl.truststore.type", "PEM", "ssl.truststore.location", caPem.toString())))
+                .createTopics(List.of(new NewTopic("kcat-sasl", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
+        assertThat(run(produce, input)).as("kcat -P").startsWith("exit 0");
+        List<String> consume = new ArrayList<>(List.of("kcat", "-b", boot, "-C", "-t", "kcat-sasl", "-p", "0", "-o", "beginning", "-e",
+                "-f", "%s\\n"));
+        consume.addAll(auth);
+        String out = run(consume, null);
+        assertThat(out).startsWith("exit 0");
+        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
+        List<String> wrong = new ArrayList<>(List.of("kcat", "-b", boot, "-L", "-m", "5", "-X", "security.protocol=sasl_ssl",
+                "-X", "ssl.ca.location=" + caPem, "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=nope"));
+        assertThat(run(wrong, null)).doesNotStartWith("exit 0");
     }
 
     @Test
@@ -325,7 +465,7 @@ class TlsListenerTest {
     }
 
     private static SSLSession session(X500Principal peer) {
-        return (SSLSession) Proxy.newProxyInstance(TlsListenerTest.class.getClassLoader(), new Class<?>[]{SSLSession.class},
+        return (SSLSession) Proxy.newProxyInstance(ListenerSecurityTest.class.getClassLoader(), new Class<?>[]{SSLSession.class},
                 (proxy, method, args) -> {
                     if (method.getName().equals("getPeerPrincipal")) {
                         if (peer == null) {
@@ -343,7 +483,14 @@ class TlsListenerTest {
         Path server = ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12");
         String logs = dir.resolve("data").toString();
         Map<String, Map<String, String>> refused = new java.util.LinkedHashMap<>();
-        refused.put("SASL", Map.of("listeners", "SASL_SSL://127.0.0.1:0"));
+        refused.put("GSSAPI is Kafka's default", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0"));
+        refused.put("enables SCRAM-SHA-512", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
+        refused.put("no JAAS configuration for PLAIN", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "sasl.enabled.mechanisms", "PLAIN"));
+        refused.put("cannot reach each other over SASL_PLAINTEXT", Map.of("process.roles", "broker,controller", "node.id", "1",
+                "controller.quorum.voters", "1@127.0.0.1:29193", "listeners", "SASL_PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29193",
+                "sasl.enabled.mechanisms", "PLAIN", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
         refused.put("keystore", Map.of("listeners", "SSL://127.0.0.1:0"));
         refused.put("no security protocol for listener", Map.of("listeners", "EXTERNAL://127.0.0.1:0"));
         Map<String, String> badPassword = new HashMap<>(ca.brokerSsl("", server));
