@@ -45,6 +45,9 @@ public final class BrokerConfig {
     public static final String QUEUED_MAX_REQUEST_BYTES = "queued.max.request.bytes";
     public static final String NUM_IO_THREADS = "num.io.threads";
     public static final String NUM_NETWORK_THREADS = "num.network.threads";
+    public static final String MAX_CONNECTIONS = "max.connections";
+    public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
+    public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
     public static final String BROKER_RACK = "broker.rack";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
@@ -142,6 +145,11 @@ public final class BrokerConfig {
                     + "at least socket.request.max.bytes; otherwise at least socket.request.max.bytes.")
             .define(NUM_IO_THREADS, INT, 8, atLeast(1), MEDIUM, "Threads that handle requests.")
             .define(NUM_NETWORK_THREADS, INT, 3, atLeast(1), MEDIUM, "Threads that read and write sockets.")
+            .define(MAX_CONNECTIONS, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
+                    "Connections the client listeners hold at most; at the limit new ones wait to be accepted.")
+            .define(MAX_CONNECTIONS_PER_IP, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
+                    "Connections one address may hold at most; past it a new one is closed.")
+            .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, STRING, "", MEDIUM, "Per-address limits: host:count,...")
             .define(BROKER_RACK, STRING, null, LOW, "This broker's rack.")
             .define(MIN_INSYNC_REPLICAS, INT, 1, atLeast(1), MEDIUM, "Default min.insync.replicas of topics.")
             .define(RETENTION_CHECK_INTERVAL_MS, LONG, 300_000L, atLeast(1), LOW, "How often retention runs.")
@@ -288,6 +296,11 @@ public final class BrokerConfig {
             throw new ConfigException(QUEUED_MAX_REQUEST_BYTES, queued, "must be -1 or at least socket.request.max.bytes ("
                     + socketRequestMaxBytes() + ")");
         }
+        if (intValue(MAX_CONNECTIONS_PER_IP) == 0 && ((String) values.get(MAX_CONNECTIONS_PER_IP_OVERRIDES)).isBlank()) {
+            // as Kafka: nobody could connect
+            throw new ConfigException(MAX_CONNECTIONS_PER_IP, 0, "0 needs max.connections.per.ip.overrides (else nobody may connect)");
+        }
+        connectionLimitOverrides();
         if (logDirs().isEmpty()) {
             throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
         }
@@ -487,6 +500,12 @@ public final class BrokerConfig {
 
     public int numIoThreads() {
         return (Integer) values.get(NUM_IO_THREADS);
+    }
+
+    /** {@code max.connections.per.ip.overrides}, parsed (host names resolved). */
+    public Map<java.net.InetAddress, Integer> connectionLimitOverrides() {
+        return dev.varve.broker.network.KafkaServer.parseOverrides(MAX_CONNECTIONS_PER_IP_OVERRIDES,
+                (String) values.get(MAX_CONNECTIONS_PER_IP_OVERRIDES));
     }
 
     public int numNetworkThreads() {

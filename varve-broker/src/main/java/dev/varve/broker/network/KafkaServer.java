@@ -52,10 +52,17 @@ public final class KafkaServer implements AutoCloseable {
         workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), io);
         int maxFrame = config.socketRequestMaxBytes();
         RequestMemoryPool pool = new RequestMemoryPool(config.queuedMaxRequestBytes());
+        ConnectionLimits limits = new ConnectionLimits(config.intValue(BrokerConfig.MAX_CONNECTIONS),
+                config.intValue(BrokerConfig.MAX_CONNECTIONS_PER_IP), config.connectionLimitOverrides());
+        // as Kafka: the inter-broker listener is exempt from max.connections (replication must not starve);
+        // a single node has no inter-broker traffic, so there every listener is limited
+        String exempt = config.clustered() ? security.interBrokerListener() : null;
+
         LOG.info("request memory pool (queued.max.request.bytes): {} bytes", pool.capacity());
         try {
             for (BrokerConfig.Endpoint endpoint : config.clientListeners()) {
                 ListenerSecurity.Listener listener = security.listener(endpoint.listenerName());
+                boolean counted = !listener.name().value().equals(exempt);
                 ServerBootstrap bootstrap = new ServerBootstrap()
                         .group(acceptors, workers)
                         .channel(channelType)
@@ -66,6 +73,30 @@ public final class KafkaServer implements AutoCloseable {
                         .childHandler(new ChannelInitializer<SocketChannel>() {
                             @Override
                             protected void initChannel(SocketChannel ch) {
+                                java.net.InetAddress address = ch.remoteAddress().getAddress();
+                                Runnable serveLater = () -> ch.eventLoop().execute(() -> {
+                                    if (ch.isActive()) {
+                                        serve(ch);
+                                        ch.pipeline().fireChannelActive(); // its handlers were not there when it became active
+                                        ch.config().setAutoRead(true);
+                                    } else {
+                                        limits.closed(address, counted);
+                                    }
+                                });
+                                switch (limits.admit(address, counted, serveLater)) {
+                                    case REFUSE -> ch.close();
+                                    case WAIT -> {
+                                        // as a Kafka broker at max.connections: connected, but nothing read until there is room
+                                        ch.config().setAutoRead(false);
+                                        ch.closeFuture().addListener(f -> limits.gaveUp(address, serveLater));
+                                    }
+                                    case SERVE -> serve(ch);
+                                }
+                            }
+
+                            private void serve(SocketChannel ch) {
+                                java.net.InetAddress address = ch.remoteAddress().getAddress();
+                                ch.closeFuture().addListener(f -> limits.closed(address, counted));
                                 FrameDecoder frames = new FrameDecoder(maxFrame, pool);
                                 if (listener.tls()) {
                                     // Kafka's SslFactory makes the engine (stores, protocols, client auth); Netty runs it
@@ -90,6 +121,11 @@ public final class KafkaServer implements AutoCloseable {
             close();
             throw e;
         }
+    }
+
+    /** Parses {@code max.connections.per.ip.overrides} ("host:count,..."). */
+    public static java.util.Map<java.net.InetAddress, Integer> parseOverrides(String key, String value) {
+        return ConnectionLimits.parseOverrides(key, value);
     }
 
     /** The addresses actually bound (port 0 in the config picks a free port). */
