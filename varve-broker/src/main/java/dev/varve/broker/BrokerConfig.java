@@ -342,9 +342,13 @@ public final class BrokerConfig {
             // refuses what it cannot serve (a mechanism not supported, an unreadable keystore) now
             String p = security.interBrokerProtocol().name;
             if (clustered() && p.startsWith("SASL")) {
-                throw new ConfigException(dev.varve.broker.security.ListenerSecurity.INTER_BROKER_LISTENER_NAME,
-                        security.interBrokerListener(), "brokers cannot reach each other over " + p + " yet: name a PLAINTEXT"
-                        + " or SSL listener (mutual TLS authenticates brokers) in inter.broker.listener.name");
+                // brokers authenticate to each other with the listener's own JAAS section (Kafka's way)
+                String mechanism = security.interBrokerMechanism();
+                if (!security.listener(security.interBrokerListener()).sasl().mechanisms().contains(mechanism)) {
+                    throw new ConfigException(dev.varve.broker.security.ListenerSecurity.INTER_BROKER_MECHANISM, mechanism,
+                            "brokers reach each other on " + security.interBrokerListener() + " with " + mechanism
+                                    + ", which that listener does not enable (sasl.enabled.mechanisms)");
+                }
             }
         }
     }

@@ -67,6 +67,7 @@ public final class ListenerSecurity implements Closeable {
     public static final String INTER_BROKER_LISTENER_NAME = "inter.broker.listener.name";
     public static final String INTER_BROKER_PROTOCOL = "security.inter.broker.protocol";
     public static final String SASL_ENABLED_MECHANISMS = "sasl.enabled.mechanisms";
+    public static final String INTER_BROKER_MECHANISM = "sasl.mechanism.inter.broker.protocol";
     public static final String FAILED_AUTHENTICATION_DELAY_MS = "connection.failed.authentication.delay.ms";
     public static final String SASL_SERVER_MAX_RECEIVE_SIZE = "sasl.server.max.receive.size";
     /** Kafka's default map: every protocol's name is a listener name of that protocol. */
@@ -75,6 +76,7 @@ public final class ListenerSecurity implements Closeable {
     /** The keys this class reads, besides their {@code listener.name.<name>.} forms. */
     static final ConfigDef DEF = new ConfigDef()
             .withClientSslSupport()
+            .withClientSaslSupport()
             .define(PROTOCOL_MAP, STRING, null, HIGH, "Listener name to security protocol.")
             .define(INTER_BROKER_LISTENER_NAME, STRING, null, MEDIUM, "The listener brokers use to reach each other.")
             .define(INTER_BROKER_PROTOCOL, STRING, null, MEDIUM, "The protocol brokers use to reach each other (a listener of that name).")
@@ -84,6 +86,7 @@ public final class ListenerSecurity implements Closeable {
                     BrokerSecurityConfigs.DEFAULT_SSL_PRINCIPAL_MAPPING_RULES, MEDIUM, "Certificate subject to principal name rules.")
             .define(BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_CONFIG, CLASS, BrokerSecurityConfigs.PRINCIPAL_BUILDER_CLASS_DEFAULT,
                     MEDIUM, "The KafkaPrincipalBuilder naming each connection's principal.")
+            .define(INTER_BROKER_MECHANISM, STRING, "GSSAPI", MEDIUM, "The SASL mechanism brokers use with each other (Kafka's default: GSSAPI).")
             .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", MEDIUM, "SASL mechanisms a SASL listener offers (Kafka's default: GSSAPI).")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, 100, ConfigDef.Range.atLeast(0), LOW,
                     "How long a connection whose authentication failed waits before it is closed.")
@@ -301,18 +304,8 @@ public final class ListenerSecurity implements Closeable {
                             + (mechanism.equals("GSSAPI") ? " (GSSAPI is Kafka's default: set sasl.enabled.mechanisms)" : ""));
                 }
                 String mech = mechanism.toLowerCase(Locale.ROOT) + ".";
-                Map<String, Object> configs = new HashMap<>(values);
-                Object jaas = config.originals().get(prefix + mech + "sasl.jaas.config");
-                if (jaas != null) {
-                    configs.put(mech + "sasl.jaas.config", new Password(String.valueOf(jaas)));
-                }
-                JaasContext context;
-                try {
-                    context = JaasContext.loadServerContext(name, mechanism, configs);
-                } catch (RuntimeException e) {
-                    throw new ConfigException(prefix + mech + "sasl.jaas.config", null, "no JAAS configuration for " + mechanism
-                            + " on listener " + name.value() + ": " + e.getMessage());
-                }
+                Map<String, Object> configs = mechanismConfigs(name, mechanism, values);
+                JaasContext context = jaasContext(name, mechanism, configs);
                 Object handlerClass = config.originals().get(prefix + mech + "sasl.server.callback.handler.class");
                 AuthenticateCallbackHandler handler;
                 try {
@@ -330,6 +323,26 @@ public final class ListenerSecurity implements Closeable {
             throw e;
         }
         return new Sasl(callbacks, (Integer) values.get(FAILED_AUTHENTICATION_DELAY_MS), (Integer) values.get(SASL_SERVER_MAX_RECEIVE_SIZE));
+    }
+
+    /** {@code values} with the listener's {@code <mechanism>.sasl.jaas.config} in the form Kafka's JaasContext reads. */
+    private Map<String, Object> mechanismConfigs(ListenerName name, String mechanism, Map<String, Object> values) {
+        String mech = mechanism.toLowerCase(Locale.ROOT) + ".";
+        Map<String, Object> configs = new HashMap<>(values);
+        Object jaas = config.originals().get(name.configPrefix() + mech + "sasl.jaas.config");
+        if (jaas != null) {
+            configs.put(mech + "sasl.jaas.config", new Password(String.valueOf(jaas)));
+        }
+        return configs;
+    }
+
+    private static JaasContext jaasContext(ListenerName name, String mechanism, Map<String, Object> configs) {
+        try {
+            return JaasContext.loadServerContext(name, mechanism, configs);
+        } catch (RuntimeException e) {
+            throw new ConfigException(name.configPrefix() + mechanism.toLowerCase(Locale.ROOT) + ".sasl.jaas.config", null,
+                    "no JAAS configuration for " + mechanism + " on listener " + name.value() + ": " + e.getMessage());
+        }
     }
 
     private String interBrokerListener(List<String> clientListenerNames, Map<String, SecurityProtocol> map) {
@@ -428,8 +441,24 @@ public final class ListenerSecurity implements Closeable {
      * the keystore this broker presents). Each caller owns (and closes) what it gets.
      */
     public ChannelBuilder interBrokerChannelBuilder(LogContext logContext) {
-        return ChannelBuilders.clientChannelBuilder(interBrokerProtocol, null, config, ListenerName.normalised(interBrokerListener),
-                null, Time.SYSTEM, logContext);
+        ListenerName name = ListenerName.normalised(interBrokerListener);
+        if (interBrokerProtocol != SecurityProtocol.SASL_PLAINTEXT && interBrokerProtocol != SecurityProtocol.SASL_SSL) {
+            return ChannelBuilders.clientChannelBuilder(interBrokerProtocol, null, config, name, null, Time.SYSTEM, logContext);
+        }
+        // As a Kafka broker: the client side of the exchange logs in with the listener's own JAAS section
+        // (its username and password options), with sasl.mechanism.inter.broker.protocol.
+        String mechanism = interBrokerMechanism();
+        Map<String, Object> configs = mechanismConfigs(name, mechanism, config.valuesWithPrefixOverride(name.configPrefix()));
+        org.apache.kafka.common.network.SaslChannelBuilder builder = new org.apache.kafka.common.network.SaslChannelBuilder(
+                ConnectionMode.CLIENT, Map.of(mechanism, jaasContext(name, mechanism, configs)), interBrokerProtocol, name, true,
+                mechanism, null, null, null, Time.SYSTEM, logContext, null);
+        builder.configure(configs);
+        return builder;
+    }
+
+    /** {@code sasl.mechanism.inter.broker.protocol}. */
+    public String interBrokerMechanism() {
+        return config.getString(INTER_BROKER_MECHANISM);
     }
 
     /** Whether {@code key} is one this class reads (plain or in a {@code listener.name.<name>.} form). */

@@ -22,14 +22,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * A 3-process cluster whose only Kafka-protocol listener is SSL with mutual TLS required: clients,
- * replica fetches, transaction markers and verification all go over it (each broker presents its own
- * certificate to the others and checks theirs, hostname included). An acks=all producer keeps writing
- * while a leader is killed -9 and restarted; the restarted broker catches up over TLS and rejoins every
- * ISR, and every acknowledged record is read back exactly once, in order.
+ * A 3-process cluster whose only Kafka-protocol listener is secured, once as SSL with mutual TLS required
+ * (each broker presents its own certificate to the others and checks theirs, hostname included) and once
+ * as SASL_SSL with SASL/PLAIN (brokers log in to each other with the listener's own JAAS section, as
+ * Kafka brokers do): clients, replica fetches, transaction markers and verification all go over it. An
+ * acks=all producer keeps writing while a leader is killed -9 and restarted; the restarted broker catches
+ * up over the secured listener and rejoins every ISR, and every acknowledged record is read back exactly
+ * once, in order.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
-class TlsClusterTest {
+class SecureClusterTest {
     private static final String TOPIC = "over-tls";
     private static final int PARTITIONS = 6;
 
@@ -42,8 +44,31 @@ class TlsClusterTest {
         Path app = ca.pkcs12(ca.issue("CN=app,O=clients"), "app.p12");
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("ssl.client.auth", "required"), "SSL",
                 id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
-                ca.clientSsl(app));
-             Admin admin = cluster.admin()) {
+                ca.clientSsl(app))) {
+            produceThroughAFailover(cluster, "(SSL, SSL,");
+        }
+    }
+
+    @Test
+    void replicationAndFailoverOverSaslSsl() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
+        String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"broker\""
+                + " password=\"broker-secret\" user_broker=\"broker-secret\" user_app=\"app-secret\";";
+        Map<String, Object> client = new java.util.HashMap<>(ca.clientSsl(null));
+        client.put("security.protocol", "SASL_SSL");
+        client.put("sasl.mechanism", "PLAIN");
+        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"app\""
+                + " password=\"app-secret\";");
+        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN",
+                        "sasl.mechanism.inter.broker.protocol", "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config", jaas),
+                "SASL_SSL", id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
+                client)) {
+            produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
+        }
+    }
+
+    private static void produceThroughAFailover(TestCluster cluster, String listenerLogged) throws Exception {
+        try (Admin admin = cluster.admin()) {
             TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
                     .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
 
@@ -90,8 +115,8 @@ class TlsClusterTest {
             }
             assertThat(failures).as("producer errors").isEmpty();
             acked.assertReadBack(cluster.readPartitions(TOPIC, PARTITIONS), PARTITIONS);
-            // the only Kafka-protocol listener was TLS, so the restarted broker's catch-up went over it
-            assertThat(cluster.logs()).contains("(SSL, SSL,");
+            // the only Kafka-protocol listener was this one, so the restarted broker's catch-up went over it
+            assertThat(cluster.logs()).contains(listenerLogged);
         }
     }
 }
