@@ -257,20 +257,25 @@ class ListenerSecurityTest {
         Path input = java.nio.file.Files.write(dir.resolve("lines.txt"), lines);
         List<String> tls = List.of("-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + caPem,
                 "-X", "ssl.certificate.location=" + certPem, "-X", "ssl.key.location=" + keyPem);
-        List<String> produce = new ArrayList<>(List.of("kcat", "-b", boot, "-P", "-t", "kcat-tls", "-p", "0"));
-        produce.addAll(tls);
-        assertThat(run(produce, input)).as("kcat -P").startsWith("exit 0");
-        List<String> consume = new ArrayList<>(List.of("kcat", "-b", boot, "-C", "-t", "kcat-tls", "-p", "0", "-o", "beginning", "-e",
-                "-f", "%s\\n"));
-        consume.addAll(tls);
-        String out = run(consume, null);
-        assertThat(out).startsWith("exit 0");
-        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
+        kcatRoundTrip(boot, tls, "kcat-tls", input, lines);
 
         // without its certificate kcat cannot get in
         List<String> anonymous = new ArrayList<>(List.of("kcat", "-b", boot, "-L", "-m", "5", "-X", "security.protocol=ssl",
                 "-X", "ssl.ca.location=" + caPem));
         assertThat(run(anonymous, null)).doesNotStartWith("exit 0");
+    }
+
+    /** {@code kcat -P} of {@code input} into partition 0 of {@code topic}, then {@code kcat -C} reads back exactly {@code lines}. */
+    private void kcatRoundTrip(String boot, List<String> security, String topic, Path input, List<String> lines) throws Exception {
+        List<String> produce = new ArrayList<>(List.of("kcat", "-b", boot, "-P", "-t", topic, "-p", "0"));
+        produce.addAll(security);
+        assertThat(run(produce, input)).as("kcat -P").startsWith("exit 0");
+        List<String> consume = new ArrayList<>(List.of("kcat", "-b", boot, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e",
+                "-f", "%s\\n"));
+        consume.addAll(security);
+        String out = run(consume, null);
+        assertThat(out).startsWith("exit 0");
+        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
     }
 
     /** Runs a command within 60 s: "exit N" and a newline, then its standard output. */
@@ -311,11 +316,16 @@ class ListenerSecurityTest {
 
     /** A broker with a SASL_PLAINTEXT and a SASL_SSL listener offering PLAIN to alice and bob. */
     private Broker saslBroker(TestPki ca) throws Exception {
+        return saslBroker(ca, Map.of());
+    }
+
+    private Broker saslBroker(TestPki ca, Map<String, String> extra) throws Exception {
         Map<String, String> settings = new HashMap<>(ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12")));
         settings.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0");
         settings.put("sasl.enabled.mechanisms", "PLAIN");
         settings.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
         settings.put("listener.name.sasl_ssl.plain.sasl.jaas.config", JAAS);
+        settings.putAll(extra);
         return start(settings);
     }
 
@@ -390,6 +400,70 @@ class ListenerSecurityTest {
         assertThat(alice.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset()).isOne();
     }
 
+    @Test
+    void saslSessionsEndAtConnectionsMaxReauthMsUnlessRenewed() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "main");
+        Broker broker = saslBroker(ca, Map.of("connections.max.reauth.ms", "1500"));
+        String boot = bootstrap(broker, 0);
+        Map<String, Object> alice = plain("SASL_PLAINTEXT", "alice", "alice-secret");
+        admin(boot, alice).createTopics(List.of(new NewTopic("renewed", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
+
+        // the Java client renews its session (KIP-368) and keeps writing on the same connections
+        KafkaProducer<byte[], byte[]> producer = producer(boot, alice);
+        for (int i = 0; i < 25; i++) {
+            producer.send(new ProducerRecord<>("renewed", ("r" + i).getBytes())).get(20, TimeUnit.SECONDS);
+            Thread.sleep(200);
+        }
+        double renewals = producer.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("successful-reauthentication-total"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum();
+        assertThat(renewals).as("re-authentications in 5 s of 1.5 s sessions").isGreaterThanOrEqualTo(2);
+
+        // a client that does not renew: its next request after the session's end closes the connection
+        InetSocketAddress address = broker.boundAddresses().get(0);
+        try (java.net.Socket socket = new java.net.Socket(address.getHostString(), address.getPort())) {
+            socket.setSoTimeout(10_000);
+            short hv = 1;
+            rawRoundTrip(socket, new org.apache.kafka.common.requests.SaslHandshakeRequest.Builder(
+                    new org.apache.kafka.common.message.SaslHandshakeRequestData().setMechanism("PLAIN")).build(hv),
+                    new org.apache.kafka.common.requests.RequestHeader(org.apache.kafka.common.protocol.ApiKeys.SASL_HANDSHAKE, hv, "raw", 1));
+            short av = 2;
+            byte[] token = "\0alice\0alice-secret".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            java.nio.ByteBuffer answer = rawRoundTrip(socket, new org.apache.kafka.common.requests.SaslAuthenticateRequest.Builder(
+                    new org.apache.kafka.common.message.SaslAuthenticateRequestData().setAuthBytes(token)).build(av),
+                    new org.apache.kafka.common.requests.RequestHeader(org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE, av, "raw", 2));
+            org.apache.kafka.common.requests.ResponseHeader.parse(answer,
+                    org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE.responseHeaderVersion(av));
+            org.apache.kafka.common.message.SaslAuthenticateResponseData data = ((org.apache.kafka.common.requests.SaslAuthenticateResponse)
+                    org.apache.kafka.common.requests.AbstractResponse.parseResponse(
+                            org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE, new org.apache.kafka.common.protocol.ByteBufferAccessor(answer), av)).data();
+            assertThat(data.errorCode()).isZero();
+            assertThat(data.sessionLifetimeMs()).isEqualTo(1500);
+            short mv = 12;
+            org.apache.kafka.common.requests.MetadataRequest metadata = org.apache.kafka.common.requests.MetadataRequest.Builder.allTopics().build(mv);
+            org.apache.kafka.common.requests.RequestHeader mh = new org.apache.kafka.common.requests.RequestHeader(
+                    org.apache.kafka.common.protocol.ApiKeys.METADATA, mv, "raw", 3);
+            assertThat(rawRoundTrip(socket, metadata, mh)).as("answered within the session").isNotNull();
+            Thread.sleep(2_000);
+            assertThat(rawRoundTrip(socket, metadata, mh)).as("closed after the session ended").isNull();
+        }
+    }
+
+    /** Sends one request and reads its response (header and body), or null when the connection closed. */
+    private static java.nio.ByteBuffer rawRoundTrip(java.net.Socket socket, org.apache.kafka.common.requests.AbstractRequest request,
+                                                    org.apache.kafka.common.requests.RequestHeader header) throws Exception {
+        java.nio.ByteBuffer body = request.serializeWithHeader(header);
+        socket.getOutputStream().write(java.nio.ByteBuffer.allocate(4 + body.remaining()).putInt(body.remaining()).put(body).array());
+        java.io.DataInputStream in = new java.io.DataInputStream(socket.getInputStream());
+        try {
+            byte[] bytes = new byte[in.readInt()];
+            in.readFully(bytes);
+            return java.nio.ByteBuffer.wrap(bytes);
+        } catch (java.io.EOFException | java.net.SocketException closed) {
+            return null;
+        }
+    }
+
     /** Whether the broker answers anything to {@code bytes} before closing (within 10 s). */
     private static boolean answered(InetSocketAddress address, byte[] bytes) throws Exception {
         try (java.net.Socket socket = new java.net.Socket(address.getHostString(), address.getPort())) {
@@ -415,19 +489,11 @@ class ListenerSecurityTest {
         Path input = java.nio.file.Files.write(dir.resolve("sasl-lines.txt"), lines);
         List<String> auth = List.of("-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + caPem,
                 "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret");
-        List<String> produce = new ArrayList<>(List.of("kcat", "-b", boot, "-P", "-t", "kcat-sasl", "-p", "0"));
-        produce.addAll(auth);
         admin(boot, new HashMap<>(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
                 "sasl.jaas.config", plain("SASL_SSL", "bob", "bob-secret").get("sasl.jaas.config"),
                 "ssl.truststore.type", "PEM", "ssl.truststore.location", caPem.toString())))
                 .createTopics(List.of(new NewTopic("kcat-sasl", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
-        assertThat(run(produce, input)).as("kcat -P").startsWith("exit 0");
-        List<String> consume = new ArrayList<>(List.of("kcat", "-b", boot, "-C", "-t", "kcat-sasl", "-p", "0", "-o", "beginning", "-e",
-                "-f", "%s\\n"));
-        consume.addAll(auth);
-        String out = run(consume, null);
-        assertThat(out).startsWith("exit 0");
-        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
+        kcatRoundTrip(boot, auth, "kcat-sasl", input, lines);
         List<String> wrong = new ArrayList<>(List.of("kcat", "-b", boot, "-L", "-m", "5", "-X", "security.protocol=sasl_ssl",
                 "-X", "ssl.ca.location=" + caPem, "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=nope"));
         assertThat(run(wrong, null)).doesNotStartWith("exit 0");

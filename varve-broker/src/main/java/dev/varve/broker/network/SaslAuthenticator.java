@@ -42,6 +42,11 @@ final class SaslAuthenticator {
     private volatile State state = State.HANDSHAKE;
     private SaslServer server;
     private KafkaPrincipal principal;
+    /** When the authenticated session ends (System.nanoTime); Long.MAX_VALUE when it does not. */
+    private volatile long expiresAtNanos = Long.MAX_VALUE;
+    /** During a re-authentication: the principal and mechanism of the session being renewed. */
+    private KafkaPrincipal previousPrincipal;
+    private String previousMechanism;
 
     SaslAuthenticator(ListenerSecurity.Listener listener) {
         if (listener.sasl() == null) {
@@ -61,6 +66,27 @@ final class SaslAuthenticator {
 
     KafkaPrincipal principal() {
         return principal;
+    }
+
+    /** Whether the authenticated session has ended ({@code connections.max.reauth.ms}) without being renewed. */
+    boolean expired(long nowNanos) {
+        return state == State.COMPLETE && nowNanos - expiresAtNanos > 0;
+    }
+
+    /**
+     * Whether {@code frame}, on an authenticated connection, starts a re-authentication (KIP-368): a
+     * SaslHandshake when sessions expire. The exchange then runs again, and must name the same principal.
+     */
+    boolean beginsReauthentication(ByteBuffer frame) {
+        if (state != State.COMPLETE || listener.sasl().reauthenticationMs() <= 0 || frame.remaining() < 2
+                || frame.getShort(frame.position()) != ApiKeys.SASL_HANDSHAKE.id) {
+            return false;
+        }
+        previousPrincipal = principal;
+        previousMechanism = server.getMechanismName();
+        disposeQuietly();
+        state = State.HANDSHAKE;
+        return true;
     }
 
     /**
@@ -111,6 +137,11 @@ final class SaslAuthenticator {
             state = State.FAILED;
             return new SaslHandshakeResponse(data.setErrorCode(Errors.UNSUPPORTED_SASL_MECHANISM.code()));
         }
+        if (previousMechanism != null && !previousMechanism.equals(mechanism)) {
+            LOG.info("Failed re-authentication with {} (mechanism changed from {} to {})", connection.remote(), previousMechanism, mechanism);
+            state = State.FAILED;
+            return new SaslHandshakeResponse(data.setErrorCode(Errors.ILLEGAL_SASL_STATE.code()));
+        }
         server = listener.sasl().newServer(mechanism);
         state = State.AUTHENTICATE;
         return new SaslHandshakeResponse(data.setErrorCode(Errors.NONE.code()));
@@ -123,8 +154,22 @@ final class SaslAuthenticator {
             byte[] challenge = server.evaluateResponse(request.data().authBytes());
             data.setAuthBytes(challenge == null ? new byte[0] : challenge);
             if (server.isComplete()) {
-                principal = listener.saslPrincipal(server, connection.remote().getAddress(), tls);
+                KafkaPrincipal authenticated = listener.saslPrincipal(server, connection.remote().getAddress(), tls);
+                if (previousPrincipal != null && !previousPrincipal.equals(authenticated)) {
+                    return failed(data, connection, "Cannot change principals during re-authentication from " + previousPrincipal
+                            + ": " + authenticated);
+                }
+                principal = authenticated;
+                previousPrincipal = null;
                 state = State.COMPLETE;
+                long lifetimeMs = listener.sasl().reauthenticationMs();
+                if (lifetimeMs > 0) {
+                    // v0 clients cannot re-authenticate: their connection simply ends with the session, as in Kafka
+                    expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
+                    if (request.version() > 0) {
+                        data.setSessionLifetimeMs(lifetimeMs);
+                    }
+                }
                 LOG.debug("{} authenticated as {} with {}", connection.remote(), principal, server.getMechanismName());
             }
             return new SaslAuthenticateResponse(data.setErrorCode(Errors.NONE.code()));

@@ -90,6 +90,8 @@ public final class ListenerSecurity implements Closeable {
             .define(SASL_ENABLED_MECHANISMS, LIST, "GSSAPI", MEDIUM, "SASL mechanisms a SASL listener offers (Kafka's default: GSSAPI).")
             .define(FAILED_AUTHENTICATION_DELAY_MS, INT, 100, ConfigDef.Range.atLeast(0), LOW,
                     "How long a connection whose authentication failed waits before it is closed.")
+            .define(BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS_CONFIG, ConfigDef.Type.LONG, 0L, ConfigDef.Range.atLeast(0),
+                    MEDIUM, "How long a SASL session lasts before the client must re-authenticate (KIP-368); 0: forever.")
             .define(SASL_SERVER_MAX_RECEIVE_SIZE, INT, 524_288, ConfigDef.Range.atLeast(1), LOW,
                     "Largest request frame read before a SASL connection is authenticated.");
 
@@ -170,11 +172,19 @@ public final class ListenerSecurity implements Closeable {
         private final Map<String, AuthenticateCallbackHandler> callbacks;
         private final int failedAuthenticationDelayMs;
         private final int maxReceiveBytes;
+        private final long reauthenticationMs;
 
-        Sasl(Map<String, AuthenticateCallbackHandler> callbacks, int failedAuthenticationDelayMs, int maxReceiveBytes) {
+        Sasl(Map<String, AuthenticateCallbackHandler> callbacks, int failedAuthenticationDelayMs, int maxReceiveBytes,
+             long reauthenticationMs) {
             this.callbacks = callbacks;
             this.failedAuthenticationDelayMs = failedAuthenticationDelayMs;
             this.maxReceiveBytes = maxReceiveBytes;
+            this.reauthenticationMs = reauthenticationMs;
+        }
+
+        /** {@code connections.max.reauth.ms}: how long an authenticated session lasts; 0 for ever. */
+        public long reauthenticationMs() {
+            return reauthenticationMs;
         }
 
         /** The mechanisms offered, in the order configured. */
@@ -322,7 +332,8 @@ public final class ListenerSecurity implements Closeable {
             callbacks.values().forEach(AuthenticateCallbackHandler::close);
             throw e;
         }
-        return new Sasl(callbacks, (Integer) values.get(FAILED_AUTHENTICATION_DELAY_MS), (Integer) values.get(SASL_SERVER_MAX_RECEIVE_SIZE));
+        return new Sasl(callbacks, (Integer) values.get(FAILED_AUTHENTICATION_DELAY_MS), (Integer) values.get(SASL_SERVER_MAX_RECEIVE_SIZE),
+                (Long) values.get(BrokerSecurityConfigs.CONNECTIONS_MAX_REAUTH_MS_CONFIG));
     }
 
     /** {@code values} with the listener's {@code <mechanism>.sasl.jaas.config} in the form Kafka's JaasContext reads. */
