@@ -506,10 +506,33 @@ public final class BrokerConfig {
         return (Integer) values.get(NUM_IO_THREADS);
     }
 
-    /** {@code max.connections.per.ip.overrides}, parsed (host names resolved). */
+    /** {@code max.connections.per.ip.overrides} ("host-or-ip:count,..."), parsed, host names resolved. */
     public Map<java.net.InetAddress, Integer> connectionLimitOverrides() {
-        return dev.varve.broker.network.KafkaServer.parseOverrides(MAX_CONNECTIONS_PER_IP_OVERRIDES,
-                (String) values.get(MAX_CONNECTIONS_PER_IP_OVERRIDES));
+        String key = MAX_CONNECTIONS_PER_IP_OVERRIDES;
+        String value = (String) values.get(key);
+        Map<java.net.InetAddress, Integer> out = new HashMap<>();
+        if (value == null || value.isBlank()) {
+            return out;
+        }
+        for (String entry : value.split(",")) {
+            String e = entry.trim();
+            int colon = e.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new ConfigException(key, value, "expected host:count entries, got " + e);
+            }
+            try {
+                int count = Integer.parseInt(e.substring(colon + 1).trim());
+                if (count < 0) {
+                    throw new ConfigException(key, value, "a count must be >= 0: " + e);
+                }
+                out.put(java.net.InetAddress.getByName(e.substring(0, colon).trim()), count);
+            } catch (NumberFormatException ex) {
+                throw new ConfigException(key, value, "the count is not a number in " + e);
+            } catch (java.net.UnknownHostException ex) {
+                throw new ConfigException(key, value, "unknown host in " + e);
+            }
+        }
+        return out;
     }
 
     public int numNetworkThreads() {

@@ -98,12 +98,13 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             CompletableFuture<Send> response;
             java.util.concurrent.CompletionStage<?> applied = null;
             try {
-                if (sasl != null && sasl.expired(System.nanoTime()) && !sasl.beginsReauthentication(copy)) {
+                boolean renewing = sasl != null && sasl.beginsReauthentication(copy);
+                if (sasl != null && !renewing && sasl.expired(System.nanoTime())) {
                     // as Kafka: a session past connections.max.reauth.ms that was not renewed ends here
                     throw new org.apache.kafka.common.errors.InvalidRequestException(
                             "the SASL session expired (connections.max.reauth.ms) without re-authentication");
                 }
-                if (sasl != null && (!sasl.complete() || sasl.beginsReauthentication(copy))) {
+                if (sasl != null && (renewing || !sasl.complete())) {
                     response = sasl.handle(dispatcher, connection, copy, pool, java.util.Optional.ofNullable(tlsSession));
                     if (sasl.complete()) {
                         connection = connection.withPrincipal(sasl.principal());

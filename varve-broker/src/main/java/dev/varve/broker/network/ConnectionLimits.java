@@ -1,11 +1,9 @@
 package dev.varve.broker.network;
 
-import org.apache.kafka.common.config.ConfigException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -31,33 +29,6 @@ final class ConnectionLimits {
         this.maxConnections = maxConnections;
         this.maxPerIp = maxPerIp;
         this.overrides = Map.copyOf(overrides);
-    }
-
-    /** Parses {@code max.connections.per.ip.overrides}: "host-or-ip:count,...". */
-    static Map<InetAddress, Integer> parseOverrides(String key, String value) {
-        Map<InetAddress, Integer> out = new HashMap<>();
-        if (value == null || value.isBlank()) {
-            return out;
-        }
-        for (String entry : value.split(",")) {
-            String e = entry.trim();
-            int colon = e.lastIndexOf(':');
-            if (colon <= 0) {
-                throw new ConfigException(key, value, "expected host:count entries, got " + e);
-            }
-            try {
-                int count = Integer.parseInt(e.substring(colon + 1).trim());
-                if (count < 0) {
-                    throw new ConfigException(key, value, "a count must be >= 0: " + e);
-                }
-                out.put(InetAddress.getByName(e.substring(0, colon).trim()), count);
-            } catch (NumberFormatException ex) {
-                throw new ConfigException(key, value, "the count is not a number in " + e);
-            } catch (UnknownHostException ex) {
-                throw new ConfigException(key, value, "unknown host in " + e);
-            }
-        }
-        return out;
     }
 
     /** What {@link #admit} decided for a new connection. */

@@ -123,11 +123,6 @@ public final class KafkaServer implements AutoCloseable {
         }
     }
 
-    /** Parses {@code max.connections.per.ip.overrides} ("host:count,..."). */
-    public static java.util.Map<java.net.InetAddress, Integer> parseOverrides(String key, String value) {
-        return ConnectionLimits.parseOverrides(key, value);
-    }
-
     /** The addresses actually bound (port 0 in the config picks a free port). */
     public List<InetSocketAddress> boundAddresses() {
         return boundAddresses;
