@@ -120,14 +120,18 @@ class ListenerSecurityTest {
         return out;
     }
 
+    /** A broker whose one listener is SSL, presenting a certificate of {@code ca} and requiring clients' ({@code ssl.client.auth}). */
+    private Broker mutualTlsBroker(TestPki ca) throws Exception {
+        Map<String, String> settings = new HashMap<>(ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12")));
+        settings.put("ssl.client.auth", "required");
+        return start(settings);
+    }
+
     @Test
     void mutualTlsCarriesEveryByteBothWays() throws Exception {
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
-        Path server = ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12");
         Path alice = ca.pkcs12(ca.issue("CN=alice,O=clients"), "alice.p12");
-        Map<String, String> settings = new HashMap<>(ca.brokerSsl("", server));
-        settings.put("ssl.client.auth", "required");
-        Broker broker = start(settings);
+        Broker broker = mutualTlsBroker(ca);
         String boot = bootstrap(broker, 0);
         Map<String, Object> ssl = ca.clientSsl(alice);
         admin(boot, ssl).createTopics(List.of(new NewTopic("secure", 4, (short) 1))).all().get(20, TimeUnit.SECONDS);
@@ -165,12 +169,9 @@ class ListenerSecurityTest {
     void clientsThatFailTheHandshakeAreRefusedAndWriteNothing() throws Exception {
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
         TestPki rogue = TestPki.create(dir.resolve("rogue"), "rogue");
-        Path server = ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12");
         Path alice = ca.pkcs12(ca.issue("CN=alice,O=clients"), "alice.p12");
         Path mallory = rogue.pkcs12(rogue.issue("CN=alice,O=clients"), "mallory.p12");
-        Map<String, String> settings = new HashMap<>(ca.brokerSsl("", server));
-        settings.put("ssl.client.auth", "required");
-        Broker broker = start(settings);
+        Broker broker = mutualTlsBroker(ca);
         String boot = bootstrap(broker, 0);
         Admin good = admin(boot, ca.clientSsl(alice));
         good.createTopics(List.of(new NewTopic("guarded", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
@@ -241,14 +242,11 @@ class ListenerSecurityTest {
         org.junit.jupiter.api.Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(),
                 "kcat on the PATH"), "kcat is not on the PATH (apt-get install kcat)");
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
-        Path server = ca.pkcs12(ca.issue("CN=broker,O=varve"), "broker.p12");
         TestPki.Issued client = ca.issue("CN=kcat,O=clients");
         Path caPem = ca.write("ca.pem", ca.caPem());
         Path certPem = ca.write("kcat-cert.pem", TestPki.chainPem(client));
         Path keyPem = ca.write("kcat-key.pem", TestPki.keyPem(client));
-        Map<String, String> settings = new HashMap<>(ca.brokerSsl("", server));
-        settings.put("ssl.client.auth", "required");
-        Broker broker = start(settings);
+        Broker broker = mutualTlsBroker(ca);
         String boot = bootstrap(broker, 0);
         admin(boot, ca.clientSsl(ca.pkcs12(client, "kcat.p12"))).createTopics(List.of(new NewTopic("kcat-tls", 1, (short) 1)))
                 .all().get(20, TimeUnit.SECONDS);
