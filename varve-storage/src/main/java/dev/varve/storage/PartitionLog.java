@@ -533,8 +533,10 @@ public final class PartitionLog implements AutoCloseable {
     /**
      * The aborted transactions a read_committed fetch of [{@code startOffset}, {@code upperBoundOffset})
      * must be told about (Kafka's {@code collectAbortedTransactions}): from the transaction index of the
-     * segment holding the start offset and of the later ones, until an entry's last stable offset
-     * reaches the bound.
+     * segment holding the start offset and of every later one, until an entry's last stable offset
+     * reaches the bound. A transaction's entry is in the segment of its marker, which may start at or
+     * past the bound (another transaction open below it holds the bound back), so later segments are
+     * searched whatever their base offset.
      */
     public List<TransactionIndex.AbortedTxn> abortedTransactions(long startOffset, long upperBoundOffset) {
         throwIfOffline();
@@ -543,7 +545,7 @@ public final class PartitionLog implements AutoCloseable {
         if (segment == null) {
             segment = segments.first();
         }
-        while (segment != null && segment.baseOffset() < upperBoundOffset) {
+        while (segment != null) {
             try {
                 TransactionIndex.Search found = segment.txnIndex().collect(startOffset, upperBoundOffset);
                 out.addAll(found.aborted());

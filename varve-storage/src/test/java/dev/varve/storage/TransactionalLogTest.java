@@ -87,6 +87,76 @@ class TransactionalLogTest {
         assertThat(log.abortedTransactions(8, 9)).as("starts after the marker").isEmpty();
     }
 
+    /**
+     * Found by ChaosTest (seed 38961992805745): an abort whose marker is in a segment starting at or
+     * past the fetch's upper bound (another transaction still open below it) was not reported, so a
+     * read_committed consumer took its records for committed ones.
+     */
+    @Test
+    void anAbortWhoseMarkerIsInASegmentPastTheUpperBoundIsStillReported() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(txn(1, 0, 2), 0); // 0-1: producer 1 opens at 0
+        log.appendAsLeader(txn(2, 0, 1), 0); // 2: producer 2 opens at 2
+        log.roll();                          // the next segment starts at 3
+        log.appendMarkerAsLeader(1, (short) 0, 0, false, 0); // ABORT of producer 1 at 3
+        commitAll(log);
+        assertThat(log.lastStableOffset()).as("producer 2 still open from 2").isEqualTo(2);
+        assertThat(log.numberOfSegments()).isEqualTo(2);
+
+        // a read_committed fetch from 0 returns [0, 2): producer 1's aborted records
+        assertThat(log.abortedTransactions(0, log.lastStableOffset()))
+                .containsExactly(new AbortedTxn(1, 0, 3, 2));
+    }
+
+    /**
+     * Random interleavings of producers' transactions over many small segments: every read_committed
+     * fetch is told exactly the aborted transactions that overlap what it may read, as a brute-force
+     * model of the log computes them.
+     */
+    @Test
+    void everyFetchIsToldExactlyTheAbortsThatOverlapIt() throws IOException {
+        for (int seed = 0; seed < 60; seed++) {
+            java.util.Random random = new java.util.Random(seed);
+            dir = new File(tmp, "payments-" + seed);
+            PartitionLog log = PartitionLog.open(dir, TP, small(), time, scheduler);
+            opened.add(log);
+            Map<Long, Long> open = new java.util.HashMap<>(); // producer -> first offset
+            Map<Long, Integer> seqs = new java.util.HashMap<>();
+            List<AbortedTxn> aborts = new ArrayList<>();
+            for (int step = 0; step < 80; step++) {
+                long pid = 1 + random.nextInt(4);
+                if (open.containsKey(pid) && random.nextInt(3) == 0) {
+                    boolean commit = random.nextBoolean();
+                    long first = open.remove(pid);
+                    long marker = log.logEndOffset();
+                    log.appendMarkerAsLeader(pid, (short) 0, 0, commit, 0);
+                    if (!commit) {
+                        aborts.add(new AbortedTxn(pid, first, marker, 0));
+                    }
+                } else {
+                    int count = 1 + random.nextInt(3);
+                    int seq = seqs.getOrDefault(pid, 0);
+                    long at = log.logEndOffset();
+                    log.appendAsLeader(txn(pid, seq, count), 0);
+                    seqs.put(pid, seq + count);
+                    open.putIfAbsent(pid, at);
+                }
+                if (random.nextInt(4) == 0) {
+                    log.updateHighWatermark(log.logEndOffset() - random.nextInt(3));
+                }
+                long lso = log.lastStableOffset();
+                long start = lso == 0 ? 0 : random.nextLong(lso);
+                List<List<Long>> expected = aborts.stream()
+                        .filter(t -> t.lastOffset() >= start && t.firstOffset() < lso)
+                        .map(t -> List.of(t.producerId(), t.firstOffset(), t.lastOffset())).toList();
+                List<List<Long>> actual = log.abortedTransactions(start, lso).stream()
+                        .map(t -> List.of(t.producerId(), t.firstOffset(), t.lastOffset())).toList();
+                assertThat(actual).as("seed %d step %d: fetch [%d, %d) over %d segments", seed, step, start, lso,
+                        log.numberOfSegments()).containsExactlyElementsOf(expected);
+            }
+        }
+    }
+
     @Test
     void leaderChecksRefuseANonTransactionalWriteInsideATransactionAndAFencedCoordinator() throws IOException {
         PartitionLog log = open();

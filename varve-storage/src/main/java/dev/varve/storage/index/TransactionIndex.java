@@ -138,6 +138,9 @@ public final class TransactionIndex {
      * whose marker is at or after the fetch offset and whose first offset is below the bound.
      */
     public synchronized Search collect(long fetchOffset, long upperBoundOffset) throws IOException {
+        if (lastOffset() < 0) {
+            return new Search(List.of(), false); // no entry: known without a system call after the first look
+        }
         List<AbortedTxn> out = new ArrayList<>();
         boolean[] complete = {false};
         forEach(t -> {
