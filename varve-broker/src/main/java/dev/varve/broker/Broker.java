@@ -236,6 +236,18 @@ public final class Broker implements AutoCloseable {
         // answered here only outside an exchange: a SASL connection's authenticator answers them before
         handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_HANDSHAKE));
         handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE));
+        // SCRAM credentials: in the metadata image of a cluster, in a file of a single node
+        dev.varve.broker.security.LocalScramStore scramStore = clustered ? null
+                : new dev.varve.broker.security.LocalScramStore(firstDir);
+        java.util.function.Supplier<dev.varve.metadata.ScramCredentials> scram = scramStore != null ? scramStore::credentials
+                : () -> {
+                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
+                    return c == null ? dev.varve.metadata.ScramCredentials.EMPTY : c.image().scram();
+                };
+        handlers.add(dev.varve.broker.api.ScramCredentialsHandler.describe(scram));
+        if (scramStore != null) {
+            handlers.add(dev.varve.broker.api.ScramCredentialsHandler.alter(scramStore));
+        }
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
@@ -263,6 +275,7 @@ public final class Broker implements AutoCloseable {
             return t;
         });
         this.security = config.listenerSecurity();
+        security.setScramCredentials(scram);
         try {
             this.server = new KafkaServer(config, security, dispatcher[0], requestThreads);
         } catch (InterruptedException | RuntimeException e) {
@@ -324,7 +337,8 @@ public final class Broker implements AutoCloseable {
             org.apache.kafka.common.protocol.ApiKeys.CREATE_PARTITIONS, org.apache.kafka.common.protocol.ApiKeys.ALTER_CONFIGS,
             org.apache.kafka.common.protocol.ApiKeys.INCREMENTAL_ALTER_CONFIGS, org.apache.kafka.common.protocol.ApiKeys.ELECT_LEADERS,
             org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
-            org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS);
+            org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS,
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_USER_SCRAM_CREDENTIALS);
 
 
     /**

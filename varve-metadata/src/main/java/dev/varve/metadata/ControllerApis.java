@@ -106,6 +106,11 @@ public final class ControllerApis {
             case ELECT_LEADERS -> electLeaders(image, (ElectLeadersRequestData) request);
             case ALTER_PARTITION_REASSIGNMENTS -> alterPartitionReassignments(image, (AlterPartitionReassignmentsRequestData) request);
             case LIST_PARTITION_REASSIGNMENTS -> listPartitionReassignments(image, (ListPartitionReassignmentsRequestData) request);
+            case ALTER_USER_SCRAM_CREDENTIALS -> {
+                var decided = image.scram().alter(
+                        (org.apache.kafka.common.message.AlterUserScramCredentialsRequestData) request);
+                yield result(decided.records(), decided.response());
+            }
             default -> throw new IllegalStateException("supported but unhandled: " + key);
         };
     }

@@ -29,7 +29,7 @@ import java.util.TreeMap;
 
 /**
  * The cluster metadata as of one Raft log index: brokers, topics with their partitions, dynamic
- * configs and the producer-id high mark. Immutable and therefore safe to share between threads; a
+ * configs, the producer-id high mark and the users' SCRAM credentials. Immutable and therefore safe to share between threads; a
  * broker publishes each new image with one volatile write and readers never lock.
  *
  * <p>{@link #apply} returns a new image and shares everything a batch does not touch: maps are
@@ -41,7 +41,8 @@ import java.util.TreeMap;
  */
 public final class MetadataImage {
     /** The image before the first record: offset -1. */
-    public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0);
+    public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0,
+            ScramCredentials.EMPTY);
     /** The resource holding cluster-wide broker config defaults (Kafka's empty broker name). */
     public static final ConfigResource CLUSTER_DEFAULTS = new ConfigResource(ConfigResource.Type.BROKER, "");
 
@@ -51,16 +52,18 @@ public final class MetadataImage {
     private final Map<String, TopicImage> topicsByName;
     private final Map<ConfigResource, Map<String, String>> configs;
     private final long nextProducerId;
+    private final ScramCredentials scram;
 
     private MetadataImage(long offset, Map<Integer, BrokerRegistration> brokers, Map<Uuid, TopicImage> topicsById,
                           Map<String, TopicImage> topicsByName, Map<ConfigResource, Map<String, String>> configs,
-                          long nextProducerId) {
+                          long nextProducerId, ScramCredentials scram) {
         this.offset = offset;
         this.brokers = brokers;
         this.topicsById = topicsById;
         this.topicsByName = topicsByName;
         this.configs = configs;
         this.nextProducerId = nextProducerId;
+        this.scram = scram;
     }
 
     /** Builds an image from a snapshot's records: {@code EMPTY.apply(offset, records)}. */
@@ -128,6 +131,11 @@ public final class MetadataImage {
         return v != null ? v : configs(CLUSTER_DEFAULTS).get(key);
     }
 
+    /** The users' SCRAM credentials. */
+    public ScramCredentials scram() {
+        return scram;
+    }
+
     /** The first producer id not yet handed out in a block. */
     public long nextProducerId() {
         return nextProducerId;
@@ -181,6 +189,9 @@ public final class MetadataImage {
             d.setConfig(r.resource(), r.key(), r.value());
         } else if (record instanceof ProducerIdBlock r) {
             d.setNextProducerId(r.nextProducerId());
+        } else if (record instanceof MetadataRecord.UserScramCredential
+                || record instanceof MetadataRecord.RemoveUserScramCredential) {
+            d.scram = d.scram.apply(record);
         } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
                 || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
             // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
@@ -212,13 +223,15 @@ public final class MetadataImage {
         if (nextProducerId > 0) {
             out.add(new ProducerIdBlock(-1, -1, nextProducerId));
         }
+        out.addAll(scram.toRecords());
         return out;
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof MetadataImage m && offset == m.offset && nextProducerId == m.nextProducerId
-                && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs);
+                && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs)
+                && scram.equals(m.scram);
     }
 
     @Override
@@ -242,10 +255,12 @@ public final class MetadataImage {
         private final Map<Uuid, String> removedTopics = new HashMap<>();
         private Map<ConfigResource, Map<String, String>> configs;
         private long nextProducerId;
+        private ScramCredentials scram;
 
         ImageDelta(MetadataImage base) {
             this.base = base;
             this.nextProducerId = base.nextProducerId;
+            this.scram = base.scram;
         }
 
         BrokerRegistration brokerAtEpoch(int id, long epoch) {
@@ -380,7 +395,7 @@ public final class MetadataImage {
                     brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                     byId, byName,
                     configs == null ? base.configs : Collections.unmodifiableMap(configs),
-                    nextProducerId);
+                    nextProducerId, scram);
         }
     }
 }

@@ -376,4 +376,84 @@ public sealed interface MetadataRecord {
             return 15;
         }
     }
+    /**
+     * A user's SCRAM credential for one mechanism (Kafka's UserScramCredentialRecord): what the server
+     * side of a SCRAM exchange needs, never the password. Replaces the user's earlier credential of the
+     * mechanism.
+     *
+     * @param mechanism Kafka's mechanism type: 1 SCRAM-SHA-256, 2 SCRAM-SHA-512
+     */
+    record UserScramCredential(String name, byte mechanism, byte[] salt, byte[] storedKey, byte[] serverKey,
+                               int iterations) implements MetadataRecord {
+        public UserScramCredential {
+            requireText(name, "user name");
+            requireScramMechanism(mechanism);
+            java.util.Objects.requireNonNull(salt, "salt");
+            java.util.Objects.requireNonNull(storedKey, "storedKey");
+            java.util.Objects.requireNonNull(serverKey, "serverKey");
+            salt = salt.clone();
+            storedKey = storedKey.clone();
+            serverKey = serverKey.clone();
+            if (iterations <= 0) {
+                throw new IllegalArgumentException("non-positive iterations " + iterations);
+            }
+        }
+
+        @Override
+        public byte[] salt() {
+            return salt.clone();
+        }
+
+        @Override
+        public byte[] storedKey() {
+            return storedKey.clone();
+        }
+
+        @Override
+        public byte[] serverKey() {
+            return serverKey.clone();
+        }
+
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof UserScramCredential c && name.equals(c.name) && mechanism == c.mechanism
+                    && iterations == c.iterations && java.util.Arrays.equals(salt, c.salt)
+                    && java.util.Arrays.equals(storedKey, c.storedKey) && java.util.Arrays.equals(serverKey, c.serverKey);
+        }
+
+        @Override
+        public int hashCode() {
+            return java.util.Objects.hash(name, mechanism, iterations, java.util.Arrays.hashCode(salt),
+                    java.util.Arrays.hashCode(storedKey), java.util.Arrays.hashCode(serverKey));
+        }
+
+        @Override
+        public String toString() {
+            return "UserScramCredential(name=" + name + ", mechanism=" + mechanism + ", iterations=" + iterations + ")";
+        }
+
+        @Override
+        public short typeId() {
+            return 16;
+        }
+    }
+
+    /** Removes a user's SCRAM credential for one mechanism (Kafka's RemoveUserScramCredentialRecord). */
+    record RemoveUserScramCredential(String name, byte mechanism) implements MetadataRecord {
+        public RemoveUserScramCredential {
+            requireText(name, "user name");
+            requireScramMechanism(mechanism);
+        }
+
+        @Override
+        public short typeId() {
+            return 17;
+        }
+    }
+
+    private static void requireScramMechanism(byte mechanism) {
+        if (mechanism != 1 && mechanism != 2) {
+            throw new IllegalArgumentException("unknown SCRAM mechanism type " + mechanism);
+        }
+    }
 }

@@ -205,6 +205,16 @@ public final class MetadataRecordSerde {
             // no payload
         } else if (record instanceof MetadataRecord.AbortTransaction r) {
             w.putString(r.reason());
+        } else if (record instanceof MetadataRecord.UserScramCredential r) {
+            w.putString(r.name());
+            w.putByte(r.mechanism());
+            w.putBytes(r.salt());
+            w.putBytes(r.storedKey());
+            w.putBytes(r.serverKey());
+            w.putInt(r.iterations());
+        } else if (record instanceof MetadataRecord.RemoveUserScramCredential r) {
+            w.putString(r.name());
+            w.putByte(r.mechanism());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -284,6 +294,11 @@ public final class MetadataRecordSerde {
                 return new MetadataRecord.EndTransaction();
             case 15:
                 return new MetadataRecord.AbortTransaction(r.getString());
+            case 16:
+                return new MetadataRecord.UserScramCredential(r.getString(), r.getByte(), r.getBytes(), r.getBytes(),
+                        r.getBytes(), r.getInt());
+            case 17:
+                return new MetadataRecord.RemoveUserScramCredential(r.getString(), r.getByte());
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }

@@ -318,6 +318,12 @@ class ControllerEnvelopeTest {
             case LIST_PARTITION_REASSIGNMENTS -> new ListPartitionReassignmentsRequestData().setTimeoutMs(5000).setTopics(List.of(
                     new ListPartitionReassignmentsRequestData.ListPartitionReassignmentsTopics().setName("orders")
                             .setPartitionIndexes(List.of(0, 1))));
+            case ALTER_USER_SCRAM_CREDENTIALS -> new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData()
+                    .setDeletions(List.of(new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialDeletion()
+                            .setName("alice").setMechanism((byte) 1)))
+                    .setUpsertions(List.of(new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialUpsertion()
+                            .setName("bob").setMechanism((byte) 2).setIterations(8192).setSalt(new byte[]{1, 2, 3})
+                            .setSaltedPassword(new byte[]{4, 5, 6, 7})));
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -372,6 +378,10 @@ class ControllerEnvelopeTest {
                             .setName("orders").setPartitions(List.of(new ListPartitionReassignmentsResponseData.OngoingPartitionReassignment()
                                     .setPartitionIndex(0).setReplicas(List.of(3, 1, 2)).setAddingReplicas(List.of(3))
                                     .setRemovingReplicas(List.of(2))))));
+            case ALTER_USER_SCRAM_CREDENTIALS -> new org.apache.kafka.common.message.AlterUserScramCredentialsResponseData()
+                    .setThrottleTimeMs(1).setResults(List.of(
+                            new org.apache.kafka.common.message.AlterUserScramCredentialsResponseData.AlterUserScramCredentialsResult()
+                                    .setUser("bob").setErrorCode(error).setErrorMessage("no")));
             default -> throw new IllegalArgumentException(key.name);
         };
     }

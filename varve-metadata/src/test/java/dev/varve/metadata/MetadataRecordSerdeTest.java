@@ -70,7 +70,12 @@ class MetadataRecordSerdeTest {
                         .as(MetadataRecord.CommandReply::new),
                 text.map(MetadataRecord.BeginTransaction::new),
                 Arbitraries.just(new MetadataRecord.EndTransaction()),
-                text.map(MetadataRecord.AbortTransaction::new));
+                text.map(MetadataRecord.AbortTransaction::new),
+                Combinators.combine(text, Arbitraries.of((byte) 1, (byte) 2), Arbitraries.bytes().array(byte[].class).ofMaxSize(64),
+                                Arbitraries.bytes().array(byte[].class).ofMaxSize(64), Arbitraries.bytes().array(byte[].class).ofMaxSize(64),
+                                Arbitraries.integers().between(1, 16_384))
+                        .as(MetadataRecord.UserScramCredential::new),
+                Combinators.combine(text, Arbitraries.of((byte) 1, (byte) 2)).as(MetadataRecord.RemoveUserScramCredential::new));
     }
 
     @Provide

@@ -548,8 +548,8 @@ class ListenerSecurityTest {
         String logs = dir.resolve("data").toString();
         Map<String, Map<String, String>> refused = new java.util.LinkedHashMap<>();
         refused.put("GSSAPI is Kafka's default", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0"));
-        refused.put("enables SCRAM-SHA-512", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
-                "sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
+        refused.put("enables OAUTHBEARER", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
         refused.put("no JAAS configuration for PLAIN", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
                 "sasl.enabled.mechanisms", "PLAIN"));
         refused.put("with GSSAPI, which that listener does not enable", Map.of("process.roles", "broker,controller", "node.id", "1",

@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Cluster mode: a request that changes cluster metadata (CreateTopics, DeleteTopics, CreatePartitions,
- * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments; also
+ * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials; also
  * ListPartitionReassignments, which the controller answers from its image) goes to the active controller as the client sent
  * it, at the client's version; the controller's answer goes back once this broker's own metadata image
  * includes the change, so the client's next Metadata request here sees it.
@@ -63,6 +63,8 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
                     (org.apache.kafka.common.message.AlterPartitionReassignmentsResponseData) data);
             case LIST_PARTITION_REASSIGNMENTS -> new org.apache.kafka.common.requests.ListPartitionReassignmentsResponse(
                     (org.apache.kafka.common.message.ListPartitionReassignmentsResponseData) data);
+            case ALTER_USER_SCRAM_CREDENTIALS -> new org.apache.kafka.common.requests.AlterUserScramCredentialsResponse(
+                    (org.apache.kafka.common.message.AlterUserScramCredentialsResponseData) data);
             default -> throw new IllegalArgumentException("not forwarded: " + key);
         };
     }

@@ -177,6 +177,7 @@ final class SaslAuthenticator {
             return failed(data, connection, e.getMessage());
         } catch (SaslException | RuntimeException e) {
             // not the client's credentials but the exchange itself (a malformed token, a failing callback)
+            LOG.debug("SASL exchange with {} failed", connection.remote(), e);
             return failed(data, connection, "Authentication failed during authentication due to invalid credentials with SASL mechanism "
                     + server.getMechanismName());
         }

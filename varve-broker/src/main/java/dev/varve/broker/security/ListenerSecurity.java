@@ -17,6 +17,7 @@ import org.apache.kafka.common.security.auth.SecurityProtocol;
 import org.apache.kafka.common.security.auth.SaslAuthenticationContext;
 import org.apache.kafka.common.security.auth.SslAuthenticationContext;
 import org.apache.kafka.common.security.JaasContext;
+import org.apache.kafka.common.security.JaasUtils;
 import org.apache.kafka.common.security.auth.AuthenticateCallbackHandler;
 import org.apache.kafka.common.security.plain.internals.PlainSaslServer;
 import org.apache.kafka.common.security.plain.internals.PlainServerCallbackHandler;
@@ -96,7 +97,7 @@ public final class ListenerSecurity implements Closeable {
                     "Largest request frame read before a SASL connection is authenticated.");
 
     /** The mechanisms Varve authenticates. */
-    static final List<String> SUPPORTED_MECHANISMS = List.of("PLAIN");
+    static final List<String> SUPPORTED_MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
     /** Mechanism-prefixed keys of a listener ({@code listener.name.<name>.<mechanism>.<key>}). */
     private static final java.util.regex.Pattern MECHANISM_KEY = java.util.regex.Pattern.compile(
             "listener\\.name\\.[^.]+\\.(plain|scram-sha-256|scram-sha-512|oauthbearer|gssapi)\\."
@@ -200,6 +201,14 @@ public final class ListenerSecurity implements Closeable {
             }
             return switch (mechanism) {
                 case "PLAIN" -> new PlainSaslServer(callback);
+                case "SCRAM-SHA-256", "SCRAM-SHA-512" -> {
+                    try {
+                        yield new ScramServer(
+                                org.apache.kafka.common.security.scram.internals.ScramMechanism.forMechanismName(mechanism), callback);
+                    } catch (java.security.NoSuchAlgorithmException e) {
+                        throw new IllegalStateException(mechanism + " needs a hash this JVM lacks", e);
+                    }
+                }
                 default -> throw new IllegalArgumentException(mechanism + " is not supported");
             };
         }
@@ -220,6 +229,9 @@ public final class ListenerSecurity implements Closeable {
     }
 
     private final Map<String, Listener> listeners = new LinkedHashMap<>();
+    /** Where SCRAM exchanges look credentials up; none until the broker says ({@link #setScramCredentials}). */
+    private volatile java.util.function.Supplier<dev.varve.metadata.ScramCredentials> scramCredentials =
+            () -> dev.varve.metadata.ScramCredentials.EMPTY;
     private final AbstractConfig config;
     private final String interBrokerListener;
     private final SecurityProtocol interBrokerProtocol;
@@ -315,17 +327,21 @@ public final class ListenerSecurity implements Closeable {
                 }
                 String mech = mechanism.toLowerCase(Locale.ROOT) + ".";
                 Map<String, Object> configs = mechanismConfigs(name, mechanism, values);
-                JaasContext context = jaasContext(name, mechanism, configs);
+                boolean scram = mechanism.startsWith("SCRAM-");
                 Object handlerClass = config.originals().get(prefix + mech + "sasl.server.callback.handler.class");
+                // the server side of SCRAM needs nothing from JAAS (Kafka wants a ScramLoginModule line; it is read if given)
+                List<javax.security.auth.login.AppConfigurationEntry> jaas = scram && !hasJaas(name, mechanism)
+                        ? List.of() : jaasContext(name, mechanism, configs).configurationEntries();
                 AuthenticateCallbackHandler handler;
                 try {
-                    handler = handlerClass == null ? new PlainServerCallbackHandler()
-                            : org.apache.kafka.common.utils.Utils.newInstance(String.valueOf(handlerClass), AuthenticateCallbackHandler.class);
+                    handler = handlerClass != null
+                            ? org.apache.kafka.common.utils.Utils.newInstance(String.valueOf(handlerClass), AuthenticateCallbackHandler.class)
+                            : scram ? new ScramCallbackHandler(() -> scramCredentials.get()) : new PlainServerCallbackHandler();
                 } catch (ClassNotFoundException | RuntimeException e) {
                     throw new ConfigException(prefix + mech + "sasl.server.callback.handler.class", handlerClass,
                             "cannot make the callback handler: " + e);
                 }
-                handler.configure(configs, mechanism, context.configurationEntries());
+                handler.configure(configs, mechanism, jaas);
                 callbacks.put(mechanism, handler);
             }
         } catch (RuntimeException e) {
@@ -345,6 +361,20 @@ public final class ListenerSecurity implements Closeable {
             configs.put(mech + "sasl.jaas.config", new Password(String.valueOf(jaas)));
         }
         return configs;
+    }
+
+    /** Whether a JAAS section for {@code mechanism} on the listener is given (inline, or a JAAS file is set). */
+    private boolean hasJaas(ListenerName name, String mechanism) {
+        return config.originals().get(name.configPrefix() + mechanism.toLowerCase(Locale.ROOT) + ".sasl.jaas.config") != null
+                || System.getProperty(JaasUtils.JAVA_LOGIN_CONFIG_PARAM) != null;
+    }
+
+    /**
+     * Where SCRAM exchanges find the users' credentials from now on: the broker's metadata image in a
+     * cluster, its {@link LocalScramStore} on a single node.
+     */
+    public void setScramCredentials(java.util.function.Supplier<dev.varve.metadata.ScramCredentials> credentials) {
+        this.scramCredentials = java.util.Objects.requireNonNull(credentials);
     }
 
     private static JaasContext jaasContext(ListenerName name, String mechanism, Map<String, Object> configs) {
