@@ -1,6 +1,10 @@
 package dev.varve.tests;
 
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ScramCredentialInfo;
+import org.apache.kafka.clients.admin.ScramMechanism;
+import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -63,6 +67,57 @@ class SecureClusterTest {
                         "sasl.mechanism.inter.broker.protocol", "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config", jaas),
                 "SASL_SSL", id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
                 client)) {
+            produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
+        }
+    }
+
+    /**
+     * SCRAM-SHA-512 users live in the cluster metadata: created through one broker (by an operator
+     * logged in with PLAIN), they authenticate clients on every broker, and the brokers themselves, whose
+     * replica fetches log in as the SCRAM user "broker" created the same way; replication then runs
+     * through a kill -9 over SCRAM alone.
+     */
+    @Test
+    void scramUsersInTheMetadataAuthenticateClientsAndBrokers() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
+        String plainJaas = "org.apache.kafka.common.security.plain.PlainLoginModule required user_operator=\"operator-secret\";";
+        String scramJaas = "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"broker\""
+                + " password=\"broker-secret\";";
+        Map<String, Object> operator = new java.util.HashMap<>(ca.clientSsl(null));
+        operator.put("security.protocol", "SASL_SSL");
+        operator.put("sasl.mechanism", "PLAIN");
+        operator.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"operator\""
+                + " password=\"operator-secret\";");
+        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512",
+                        "sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512",
+                        "listener.name.sasl_ssl.plain.sasl.jaas.config", plainJaas,
+                        "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", scramJaas),
+                "SASL_SSL", id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
+                operator)) {
+            try (Admin admin = cluster.admin()) {
+                admin.alterUserScramCredentials(List.of(
+                        new UserScramCredentialUpsertion("broker", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
+                                "broker-secret"),
+                        new UserScramCredentialUpsertion("app", new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192),
+                                "app-secret"))).all().get(30, TimeUnit.SECONDS);
+            }
+            Map<String, Object> app = new java.util.HashMap<>(ca.clientSsl(null));
+            app.put("security.protocol", "SASL_SSL");
+            app.put("sasl.mechanism", "SCRAM-SHA-512");
+            app.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"app\""
+                    + " password=\"app-secret\";");
+            // every broker knows the user: each one alone authenticates it
+            for (TestCluster.Node node : cluster.nodes()) {
+                Map<String, Object> only = new java.util.HashMap<>(app);
+                only.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+                only.put(AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, 30_000);
+                try (Admin admin = Admin.create(only)) {
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                            assertThat(admin.describeUserScramCredentials().all().get(10, TimeUnit.SECONDS).keySet())
+                                    .containsExactlyInAnyOrder("broker", "app"));
+                }
+            }
+            cluster.useClientSecurity(app);
             produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
         }
     }

@@ -187,6 +187,11 @@ public final class TestCluster implements AutoCloseable {
         return clientSecurity;
     }
 
+    /** From now on this cluster's clients get {@code security} (say, SCRAM once its users exist). */
+    public void useClientSecurity(Map<String, Object> security) {
+        this.clientSecurity = Map.copyOf(security);
+    }
+
     /** Writes configs for {@code n} nodes under {@code dir}, starts them all and waits until every broker is unfenced. */
     public static TestCluster start(Path dir, int n, Map<String, String> extra) throws Exception {
         return start(dir, n, 0, extra);
