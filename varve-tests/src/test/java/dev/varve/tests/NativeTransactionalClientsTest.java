@@ -457,12 +457,20 @@ class NativeTransactionalClientsTest {
 
     /** Runs the client's script with {@code args}; fails with its output if it exits non-zero or times out. */
     private static Run run(Client client, String... args) throws IOException, InterruptedException {
-        Path out = Files.createTempFile(tmp, client.name(), ".out");
-        Path err = Files.createTempFile(tmp, client.name(), ".err");
-        List<String> command = new ArrayList<>(List.of(client.interpreter, SRC.resolve(client.script).toString()));
+        return run(tmp, client, client.script, args);
+    }
+
+    /**
+     * Runs {@code script} (under src/test) with the client's interpreter, its output kept in {@code workDir};
+     * as {@link #run(Client, String...)}.
+     */
+    static Run run(Path workDir, Client client, String script, String... args) throws IOException, InterruptedException {
+        Path out = Files.createTempFile(workDir, client.name(), ".out");
+        Path err = Files.createTempFile(workDir, client.name(), ".err");
+        List<String> command = new ArrayList<>(List.of(client.interpreter, SRC.resolve(script).toString()));
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command)
-                .directory(SRC.resolve(client.script).getParent().toFile())
+                .directory(SRC.resolve(script).getParent().toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
                 .redirectOutput(out.toFile())
                 .redirectError(err.toFile());
@@ -491,7 +499,7 @@ class NativeTransactionalClientsTest {
         return parsed;
     }
 
-    private static boolean probe(Client client) {
+    static boolean probe(Client client) {
         try {
             Process p = new ProcessBuilder(client.probe).directory(SRC.resolve(client.script).getParent().toFile())
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
