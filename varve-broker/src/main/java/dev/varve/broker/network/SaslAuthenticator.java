@@ -162,13 +162,15 @@ final class SaslAuthenticator {
                 principal = authenticated;
                 previousPrincipal = null;
                 state = State.COMPLETE;
-                long lifetimeMs = listener.sasl().reauthenticationMs();
-                if (lifetimeMs > 0) {
+                long lifetimeMs = sessionLifetimeMs(server, listener.sasl().reauthenticationMs());
+                if (lifetimeMs >= 0) {
                     // v0 clients cannot re-authenticate: their connection simply ends with the session, as in Kafka
                     expiresAtNanos = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(lifetimeMs);
                     if (request.version() > 0) {
                         data.setSessionLifetimeMs(lifetimeMs);
                     }
+                } else {
+                    expiresAtNanos = Long.MAX_VALUE;
                 }
                 LOG.debug("{} authenticated as {} with {}", connection.remote(), principal, server.getMechanismName());
             }
@@ -181,6 +183,21 @@ final class SaslAuthenticator {
             return failed(data, connection, "Authentication failed during authentication due to invalid credentials with SASL mechanism "
                     + server.getMechanismName());
         }
+    }
+
+    /**
+     * How long the session just authenticated lasts, as Kafka computes it: {@code connections.max.reauth.ms}
+     * (when above 0), and no longer than the credential itself (an OAUTHBEARER token's expiry); -1 for ever.
+     */
+    static long sessionLifetimeMs(SaslServer server, long reauthenticationMs) {
+        Object expiry = server.getNegotiatedProperty(
+                org.apache.kafka.common.security.authenticator.SaslInternalConfigs.CREDENTIAL_LIFETIME_MS_SASL_NEGOTIATED_PROPERTY_KEY);
+        long lifetime = reauthenticationMs > 0 ? reauthenticationMs : -1;
+        if (expiry instanceof Long expiresAtMs) {
+            long left = Math.max(0, expiresAtMs - System.currentTimeMillis());
+            lifetime = lifetime < 0 ? left : Math.min(lifetime, left);
+        }
+        return lifetime;
     }
 
     private SaslAuthenticateResponse failed(SaslAuthenticateResponseData data, RequestDispatcher.Connection connection, String message) {

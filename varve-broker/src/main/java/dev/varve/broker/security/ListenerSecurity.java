@@ -97,7 +97,7 @@ public final class ListenerSecurity implements Closeable {
                     "Largest request frame read before a SASL connection is authenticated.");
 
     /** The mechanisms Varve authenticates. */
-    static final List<String> SUPPORTED_MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512");
+    static final List<String> SUPPORTED_MECHANISMS = List.of("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER");
     /** Mechanism-prefixed keys of a listener ({@code listener.name.<name>.<mechanism>.<key>}). */
     private static final java.util.regex.Pattern MECHANISM_KEY = java.util.regex.Pattern.compile(
             "listener\\.name\\.[^.]+\\.(plain|scram-sha-256|scram-sha-512|oauthbearer|gssapi)\\."
@@ -201,6 +201,7 @@ public final class ListenerSecurity implements Closeable {
             }
             return switch (mechanism) {
                 case "PLAIN" -> new PlainSaslServer(callback);
+                case "OAUTHBEARER" -> new org.apache.kafka.common.security.oauthbearer.internals.OAuthBearerSaslServer(callback);
                 case "SCRAM-SHA-256", "SCRAM-SHA-512" -> {
                     try {
                         yield new ScramServer(
@@ -336,7 +337,12 @@ public final class ListenerSecurity implements Closeable {
                 try {
                     handler = handlerClass != null
                             ? org.apache.kafka.common.utils.Utils.newInstance(String.valueOf(handlerClass), AuthenticateCallbackHandler.class)
-                            : scram ? new ScramCallbackHandler(() -> scramCredentials.get()) : new PlainServerCallbackHandler();
+                            : scram ? new ScramCallbackHandler(() -> scramCredentials.get())
+                            : mechanism.equals("OAUTHBEARER")
+                            // Kafka's default: unsecured JWTs (development only); production sets
+                            // OAuthBearerValidatorCallbackHandler with sasl.oauthbearer.jwks.endpoint.url
+                            ? new org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler()
+                            : new PlainServerCallbackHandler();
                 } catch (ClassNotFoundException | RuntimeException e) {
                     throw new ConfigException(prefix + mech + "sasl.server.callback.handler.class", handlerClass,
                             "cannot make the callback handler: " + e);
