@@ -15,7 +15,6 @@ import java.security.NoSuchAlgorithmException;
 import java.security.InvalidKeyException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -244,8 +243,8 @@ public final class ScramCredentials {
 
     @Override
     public String toString() {
-        Map<String, List<String>> shown = new HashMap<>();
+        Map<String, List<String>> shown = new LinkedHashMap<>(); // byUser is sorted already
         byUser.forEach((u, m) -> shown.put(u, m.keySet().stream().map(t -> ScramMechanism.fromType(t).mechanismName()).toList()));
-        return "ScramCredentials(" + new TreeMap<>(shown) + ")";
+        return "ScramCredentials(" + shown + ")";
     }
 }

@@ -239,8 +239,7 @@ class ListenerSecurityTest {
 
     @Test
     void kcatProducesAndConsumesOverMutualTlsWithPemFiles() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(),
-                "kcat on the PATH"), "kcat is not on the PATH (apt-get install kcat)");
+        Kcat.require();
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
         TestPki.Issued client = ca.issue("CN=kcat,O=clients");
         Path caPem = ca.write("ca.pem", ca.caPem());
@@ -255,49 +254,12 @@ class ListenerSecurityTest {
         Path input = java.nio.file.Files.write(dir.resolve("lines.txt"), lines);
         List<String> tls = List.of("-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + caPem,
                 "-X", "ssl.certificate.location=" + certPem, "-X", "ssl.key.location=" + keyPem);
-        kcatRoundTrip(boot, tls, "kcat-tls", input, lines);
+        Kcat.roundTrip(dir, boot, tls, "kcat-tls", input, lines);
 
         // without its certificate kcat cannot get in
         List<String> anonymous = new ArrayList<>(List.of("kcat", "-b", boot, "-L", "-m", "5", "-X", "security.protocol=ssl",
                 "-X", "ssl.ca.location=" + caPem));
-        assertThat(run(anonymous, null)).doesNotStartWith("exit 0");
-    }
-
-    /** {@code kcat -P} of {@code input} into partition 0 of {@code topic}, then {@code kcat -C} reads back exactly {@code lines}. */
-    private void kcatRoundTrip(String boot, List<String> security, String topic, Path input, List<String> lines) throws Exception {
-        List<String> produce = new ArrayList<>(List.of("kcat", "-b", boot, "-P", "-t", topic, "-p", "0"));
-        produce.addAll(security);
-        assertThat(run(produce, input)).as("kcat -P").startsWith("exit 0");
-        List<String> consume = new ArrayList<>(List.of("kcat", "-b", boot, "-C", "-t", topic, "-p", "0", "-o", "beginning", "-e",
-                "-f", "%s\\n"));
-        consume.addAll(security);
-        String out = run(consume, null);
-        assertThat(out).startsWith("exit 0");
-        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
-    }
-
-    /** Runs a command within 60 s: "exit N" and a newline, then its standard output. */
-    private String run(List<String> command, Path stdin) throws Exception {
-        Path out = java.nio.file.Files.createTempFile(dir, "cmd", ".out");
-        Path err = java.nio.file.Files.createTempFile(dir, "cmd", ".err");
-        Process p = new ProcessBuilder(command)
-                .redirectInput(stdin == null ? ProcessBuilder.Redirect.from(new java.io.File("/dev/null")) : ProcessBuilder.Redirect.from(stdin.toFile()))
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor();
-            return "exit timeout\n" + java.nio.file.Files.readString(err);
-        }
-        return "exit " + p.exitValue() + "\n" + java.nio.file.Files.readString(out)
-                + (p.exitValue() == 0 ? "" : "\nstderr: " + java.nio.file.Files.readString(err));
-    }
-
-    private static boolean kcatAvailable() {
-        try {
-            Process p = new ProcessBuilder("kcat", "-V").redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } catch (java.io.IOException | InterruptedException e) {
-            return false;
-        }
+        assertThat(Kcat.run(dir, anonymous, null)).doesNotStartWith("exit 0");
     }
 
     private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
@@ -477,8 +439,7 @@ class ListenerSecurityTest {
 
     @Test
     void kcatAuthenticatesWithSaslPlainOverTls() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(),
-                "kcat on the PATH"), "kcat is not on the PATH (apt-get install kcat)");
+        Kcat.require();
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
         Broker broker = saslBroker(ca);
         String boot = bootstrap(broker, 1);
@@ -491,10 +452,10 @@ class ListenerSecurityTest {
                 "sasl.jaas.config", plain("SASL_SSL", "bob", "bob-secret").get("sasl.jaas.config"),
                 "ssl.truststore.type", "PEM", "ssl.truststore.location", caPem.toString())))
                 .createTopics(List.of(new NewTopic("kcat-sasl", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
-        kcatRoundTrip(boot, auth, "kcat-sasl", input, lines);
+        Kcat.roundTrip(dir, boot, auth, "kcat-sasl", input, lines);
         List<String> wrong = new ArrayList<>(List.of("kcat", "-b", boot, "-L", "-m", "5", "-X", "security.protocol=sasl_ssl",
                 "-X", "ssl.ca.location=" + caPem, "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=nope"));
-        assertThat(run(wrong, null)).doesNotStartWith("exit 0");
+        assertThat(Kcat.run(dir, wrong, null)).doesNotStartWith("exit 0");
     }
 
     @Test
@@ -548,8 +509,8 @@ class ListenerSecurityTest {
         String logs = dir.resolve("data").toString();
         Map<String, Map<String, String>> refused = new java.util.LinkedHashMap<>();
         refused.put("GSSAPI is Kafka's default", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0"));
-        refused.put("enables OAUTHBEARER", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
-                "sasl.enabled.mechanisms", "PLAIN,OAUTHBEARER", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
+        refused.put("enables GSSAPI", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
+                "sasl.enabled.mechanisms", "PLAIN,GSSAPI", "listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS));
         refused.put("no JAAS configuration for PLAIN", Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0",
                 "sasl.enabled.mechanisms", "PLAIN"));
         refused.put("with GSSAPI, which that listener does not enable", Map.of("process.roles", "broker,controller", "node.id", "1",

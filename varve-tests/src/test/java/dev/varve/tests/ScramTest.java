@@ -188,8 +188,7 @@ class ScramTest {
 
     @Test
     void kcatAuthenticatesWithScramSha512() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(dev.varve.storage.testing.Capabilities.require(kcatAvailable(),
-                "kcat on the PATH"), "kcat is not on the PATH (apt-get install kcat)");
+        Kcat.require();
         broker = start();
         admin(bootstrap(0), Map.of()).alterUserScramCredentials(List.of(new UserScramCredentialUpsertion("dora",
                 new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), "dora-secret"))).all().get(15, TimeUnit.SECONDS);
@@ -198,41 +197,9 @@ class ScramTest {
         Path input = Files.write(dir.resolve("lines.txt"), lines);
         List<String> auth = List.of("-X", "security.protocol=sasl_plaintext", "-X", "sasl.mechanisms=SCRAM-SHA-512",
                 "-X", "sasl.username=dora", "-X", "sasl.password=dora-secret");
-        List<String> produce = new ArrayList<>(List.of("kcat", "-b", bootstrap(1), "-P", "-t", "kcat-scram", "-p", "0"));
-        produce.addAll(auth);
-        assertThat(run(produce, input)).startsWith("exit 0");
-        List<String> consume = new ArrayList<>(List.of("kcat", "-b", bootstrap(1), "-C", "-t", "kcat-scram", "-p", "0",
-                "-o", "beginning", "-e", "-f", "%s\\n"));
-        consume.addAll(auth);
-        String out = run(consume, null);
-        assertThat(out).startsWith("exit 0");
-        assertThat(out.substring(out.indexOf('\n') + 1).lines().toList()).isEqualTo(lines);
+        Kcat.roundTrip(dir, bootstrap(1), auth, "kcat-scram", input, lines);
         List<String> wrong = new ArrayList<>(List.of("kcat", "-b", bootstrap(1), "-L", "-m", "5", "-X", "security.protocol=sasl_plaintext",
                 "-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=dora", "-X", "sasl.password=nope"));
-        assertThat(run(wrong, null)).doesNotStartWith("exit 0");
-    }
-
-    /** Runs a command within 60 s: "exit N" and a newline, then its standard output. */
-    private String run(List<String> command, Path stdin) throws Exception {
-        Path out = Files.createTempFile(dir, "cmd", ".out");
-        Path err = Files.createTempFile(dir, "cmd", ".err");
-        Process p = new ProcessBuilder(command)
-                .redirectInput(stdin == null ? ProcessBuilder.Redirect.from(new java.io.File("/dev/null"))
-                        : ProcessBuilder.Redirect.from(stdin.toFile()))
-                .redirectOutput(out.toFile()).redirectError(err.toFile()).start();
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly().waitFor();
-            return "exit timeout\n" + Files.readString(err);
-        }
-        return "exit " + p.exitValue() + "\n" + Files.readString(out) + (p.exitValue() == 0 ? "" : "\nstderr: " + Files.readString(err));
-    }
-
-    private static boolean kcatAvailable() {
-        try {
-            Process p = new ProcessBuilder("kcat", "-V").redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-            return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
-        } catch (java.io.IOException | InterruptedException e) {
-            return false;
-        }
+        assertThat(Kcat.run(dir, wrong, null)).doesNotStartWith("exit 0");
     }
 }

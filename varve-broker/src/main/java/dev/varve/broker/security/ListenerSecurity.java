@@ -337,12 +337,7 @@ public final class ListenerSecurity implements Closeable {
                 try {
                     handler = handlerClass != null
                             ? org.apache.kafka.common.utils.Utils.newInstance(String.valueOf(handlerClass), AuthenticateCallbackHandler.class)
-                            : scram ? new ScramCallbackHandler(() -> scramCredentials.get())
-                            : mechanism.equals("OAUTHBEARER")
-                            // Kafka's default: unsecured JWTs (development only); production sets
-                            // OAuthBearerValidatorCallbackHandler with sasl.oauthbearer.jwks.endpoint.url
-                            ? new org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler()
-                            : new PlainServerCallbackHandler();
+                            : defaultCallbackHandler(mechanism);
                 } catch (ClassNotFoundException | RuntimeException e) {
                     throw new ConfigException(prefix + mech + "sasl.server.callback.handler.class", handlerClass,
                             "cannot make the callback handler: " + e);
@@ -367,6 +362,17 @@ public final class ListenerSecurity implements Closeable {
             configs.put(mech + "sasl.jaas.config", new Password(String.valueOf(jaas)));
         }
         return configs;
+    }
+
+    /** The server callback handler of {@code mechanism} when the listener names none. */
+    private AuthenticateCallbackHandler defaultCallbackHandler(String mechanism) {
+        return switch (mechanism) {
+            case "SCRAM-SHA-256", "SCRAM-SHA-512" -> new ScramCallbackHandler(() -> scramCredentials.get());
+            // Kafka's default: unsecured JWTs (development only); production sets
+            // OAuthBearerValidatorCallbackHandler with sasl.oauthbearer.jwks.endpoint.url
+            case "OAUTHBEARER" -> new org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredValidatorCallbackHandler();
+            default -> new PlainServerCallbackHandler();
+        };
     }
 
     /** Whether a JAAS section for {@code mechanism} on the listener is given (inline, or a JAAS file is set). */
