@@ -231,8 +231,25 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeTransactionsHandler(transactions));
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
-        // no authorizer yet: Kafka's answer without one
-        dev.varve.broker.api.AclsDisabledHandler.KEYS.forEach(k -> handlers.add(new dev.varve.broker.api.AclsDisabledHandler(k)));
+        // ACLs: in the metadata image of a cluster, in a file of a single node
+        dev.varve.broker.security.LocalAclStore aclStore = clustered ? null : new dev.varve.broker.security.LocalAclStore(firstDir);
+        java.util.function.Supplier<dev.varve.metadata.Acls> acls = aclStore != null ? aclStore::acls
+                : () -> {
+                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
+                    return c == null ? dev.varve.metadata.Acls.EMPTY : c.image().acls();
+                };
+        context.setAuthorizer(config.authorizer(acls));
+        boolean authorizer = context.authorizer().enabled();
+        if (!authorizer) {
+            // Kafka's answer without an authorizer
+            dev.varve.broker.api.AclsDisabledHandler.KEYS.forEach(k -> handlers.add(new dev.varve.broker.api.AclsDisabledHandler(k)));
+        } else {
+            handlers.add(dev.varve.broker.api.AclsHandler.describe(acls));
+            if (aclStore != null) {
+                handlers.add(dev.varve.broker.api.AclsHandler.change(org.apache.kafka.common.protocol.ApiKeys.CREATE_ACLS, aclStore));
+                handlers.add(dev.varve.broker.api.AclsHandler.change(org.apache.kafka.common.protocol.ApiKeys.DELETE_ACLS, aclStore));
+            }
+        }
         // answered here only outside an exchange: a SASL connection's authenticator answers them before
         handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_HANDSHAKE));
         handlers.add(new dev.varve.broker.api.SaslOutOfExchangeHandler(org.apache.kafka.common.protocol.ApiKeys.SASL_AUTHENTICATE));
@@ -258,7 +275,15 @@ public final class Broker implements AutoCloseable {
             for (org.apache.kafka.common.protocol.ApiKeys key : FORWARDED) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(key, () -> channel[0]));
             }
+            if (authorizer) {
+                handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.CREATE_ACLS,
+                        () -> channel[0]));
+                handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.DELETE_ACLS,
+                        () -> channel[0]));
+            }
         }
+        // every API behind Kafka's authorization checks (nothing changes without an authorizer)
+        handlers.replaceAll(h -> dev.varve.broker.api.AuthorizingHandler.wrap(h, context));
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
                 (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));

@@ -150,6 +150,10 @@ public final class BrokerConfig {
             .define(MAX_CONNECTIONS_PER_IP, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
                     "Connections one address may hold at most; past it a new one is closed.")
             .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, STRING, "", MEDIUM, "Per-address limits: host:count,...")
+            .define(dev.varve.broker.security.AclAuthorizer.AUTHORIZER_CLASS_NAME, STRING, "", HIGH, "Empty: no authorizer (everything allowed, the ACL APIs answer SECURITY_DISABLED). "
+                    + dev.varve.broker.security.AclAuthorizer.STANDARD_AUTHORIZER + ": Kafka's ACL authorizer, ACLs kept in the cluster metadata. Any other class is refused.")
+            .define(dev.varve.broker.security.AclAuthorizer.SUPER_USERS, STRING, "", HIGH, "Principals allowed everything whatever the ACLs say, separated by semicolons (User:admin;User:broker).")
+            .define(dev.varve.broker.security.AclAuthorizer.ALLOW_EVERYONE_IF_NO_ACL_FOUND, BOOLEAN, false, HIGH, "With an authorizer: whether a resource no ACL applies to is open to everyone (default: denied).")
             .define(BROKER_RACK, STRING, null, LOW, "This broker's rack.")
             .define(MIN_INSYNC_REPLICAS, INT, 1, atLeast(1), MEDIUM, "Default min.insync.replicas of topics.")
             .define(RETENTION_CHECK_INTERVAL_MS, LONG, 300_000L, atLeast(1), LOW, "How often retention runs.")
@@ -301,6 +305,7 @@ public final class BrokerConfig {
             throw new ConfigException(MAX_CONNECTIONS_PER_IP, 0, "0 needs max.connections.per.ip.overrides (else nobody may connect)");
         }
         connectionLimitOverrides();
+        authorizer(() -> dev.varve.metadata.Acls.EMPTY);
         if (logDirs().isEmpty()) {
             throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
         }
@@ -473,6 +478,13 @@ public final class BrokerConfig {
 
     public int defaultReplicationFactor() {
         return (Integer) values.get(DEFAULT_REPLICATION_FACTOR);
+    }
+
+    /** The authorizer the settings ask for, deciding over {@code acls} ({@link dev.varve.broker.security.AclAuthorizer#NONE} without one). */
+    public dev.varve.broker.security.AclAuthorizer authorizer(java.util.function.Supplier<dev.varve.metadata.Acls> acls) {
+        return dev.varve.broker.security.AclAuthorizer.configure((String) values.get(dev.varve.broker.security.AclAuthorizer.AUTHORIZER_CLASS_NAME),
+                (String) values.get(dev.varve.broker.security.AclAuthorizer.SUPER_USERS),
+                (Boolean) values.get(dev.varve.broker.security.AclAuthorizer.ALLOW_EVERYONE_IF_NO_ACL_FOUND), acls);
     }
 
     public boolean autoCreateTopics() {

@@ -29,6 +29,16 @@ public final class BrokerContext {
     }
 
     private final FetchSessions fetchSessions;
+    private volatile dev.varve.broker.security.AclAuthorizer authorizer = dev.varve.broker.security.AclAuthorizer.NONE;
+
+    /** Who may do what (everything without an authorizer). */
+    public dev.varve.broker.security.AclAuthorizer authorizer() {
+        return authorizer;
+    }
+
+    public void setAuthorizer(dev.varve.broker.security.AclAuthorizer authorizer) {
+        this.authorizer = authorizer;
+    }
 
     /** The incremental fetch sessions (KIP-227) of consumers and followers. */
     public FetchSessions fetchSessions() {

@@ -106,6 +106,15 @@ public final class ControllerApis {
             case ELECT_LEADERS -> electLeaders(image, (ElectLeadersRequestData) request);
             case ALTER_PARTITION_REASSIGNMENTS -> alterPartitionReassignments(image, (AlterPartitionReassignmentsRequestData) request);
             case LIST_PARTITION_REASSIGNMENTS -> listPartitionReassignments(image, (ListPartitionReassignmentsRequestData) request);
+            case CREATE_ACLS -> {
+                var decided = AclRequests.create(image.acls(), (org.apache.kafka.common.message.CreateAclsRequestData) request,
+                        logic::newId);
+                yield result(decided.records(), decided.response());
+            }
+            case DELETE_ACLS -> {
+                var decided = AclRequests.delete(image.acls(), (org.apache.kafka.common.message.DeleteAclsRequestData) request);
+                yield result(decided.records(), decided.response());
+            }
             case ALTER_USER_SCRAM_CREDENTIALS -> {
                 var decided = image.scram().alter(
                         (org.apache.kafka.common.message.AlterUserScramCredentialsRequestData) request);

@@ -39,7 +39,8 @@ public final class ControllerEnvelope {
             ApiKeys.BROKER_REGISTRATION, ApiKeys.BROKER_HEARTBEAT, ApiKeys.ALTER_PARTITION, ApiKeys.CREATE_TOPICS,
             ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_CONFIGS,
             ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
-            ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS));
+            ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.CREATE_ACLS,
+            ApiKeys.DELETE_ACLS));
 
     /** Size of the request header: api key and version. */
     static final int HEADER_BYTES = 4;

@@ -45,6 +45,14 @@ public final class ControllerLogic {
     private final TopicControl topics;
     private final ReassignmentControl reassignments;
 
+    /** New ids (topics, ACLs). */
+    private final Supplier<Uuid> ids;
+
+    /** A new id (an ACL's), from the same source as topic ids. */
+    Uuid newId() {
+        return ids.get();
+    }
+
     /**
      * @param topicIds        new topic ids ({@code Uuid::randomUuid} in production)
      * @param configValidator checks topic config overrides at CreateTopics (throws an ApiException)
@@ -54,6 +62,7 @@ public final class ControllerLogic {
         this.partitions = new PartitionControl(config);
         this.cluster = new ClusterControl(config, partitions);
         this.topics = new TopicControl(config, topicIds, configValidator);
+        this.ids = topicIds;
         this.reassignments = new ReassignmentControl(partitions);
     }
 

@@ -42,7 +42,7 @@ import java.util.TreeMap;
 public final class MetadataImage {
     /** The image before the first record: offset -1. */
     public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0,
-            ScramCredentials.EMPTY);
+            ScramCredentials.EMPTY, Acls.EMPTY);
     /** The resource holding cluster-wide broker config defaults (Kafka's empty broker name). */
     public static final ConfigResource CLUSTER_DEFAULTS = new ConfigResource(ConfigResource.Type.BROKER, "");
 
@@ -53,10 +53,11 @@ public final class MetadataImage {
     private final Map<ConfigResource, Map<String, String>> configs;
     private final long nextProducerId;
     private final ScramCredentials scram;
+    private final Acls acls;
 
     private MetadataImage(long offset, Map<Integer, BrokerRegistration> brokers, Map<Uuid, TopicImage> topicsById,
                           Map<String, TopicImage> topicsByName, Map<ConfigResource, Map<String, String>> configs,
-                          long nextProducerId, ScramCredentials scram) {
+                          long nextProducerId, ScramCredentials scram, Acls acls) {
         this.offset = offset;
         this.brokers = brokers;
         this.topicsById = topicsById;
@@ -64,6 +65,7 @@ public final class MetadataImage {
         this.configs = configs;
         this.nextProducerId = nextProducerId;
         this.scram = scram;
+        this.acls = acls;
     }
 
     /** Builds an image from a snapshot's records: {@code EMPTY.apply(offset, records)}. */
@@ -136,6 +138,11 @@ public final class MetadataImage {
         return scram;
     }
 
+    /** The cluster's ACLs. */
+    public Acls acls() {
+        return acls;
+    }
+
     /** The first producer id not yet handed out in a block. */
     public long nextProducerId() {
         return nextProducerId;
@@ -192,6 +199,8 @@ public final class MetadataImage {
         } else if (record instanceof MetadataRecord.UserScramCredential
                 || record instanceof MetadataRecord.RemoveUserScramCredential) {
             d.scram = d.scram.apply(record);
+        } else if (record instanceof MetadataRecord.AclRecord || record instanceof MetadataRecord.RemoveAcl) {
+            d.acls = d.acls.apply(record);
         } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
                 || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
             // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
@@ -224,6 +233,7 @@ public final class MetadataImage {
             out.add(new ProducerIdBlock(-1, -1, nextProducerId));
         }
         out.addAll(scram.toRecords());
+        out.addAll(acls.toRecords());
         return out;
     }
 
@@ -231,7 +241,7 @@ public final class MetadataImage {
     public boolean equals(Object o) {
         return o instanceof MetadataImage m && offset == m.offset && nextProducerId == m.nextProducerId
                 && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs)
-                && scram.equals(m.scram);
+                && scram.equals(m.scram) && acls.equals(m.acls);
     }
 
     @Override
@@ -256,11 +266,13 @@ public final class MetadataImage {
         private Map<ConfigResource, Map<String, String>> configs;
         private long nextProducerId;
         private ScramCredentials scram;
+        private Acls acls;
 
         ImageDelta(MetadataImage base) {
             this.base = base;
             this.nextProducerId = base.nextProducerId;
             this.scram = base.scram;
+            this.acls = base.acls;
         }
 
         BrokerRegistration brokerAtEpoch(int id, long epoch) {
@@ -395,7 +407,7 @@ public final class MetadataImage {
                     brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                     byId, byName,
                     configs == null ? base.configs : Collections.unmodifiableMap(configs),
-                    nextProducerId, scram);
+                    nextProducerId, scram, acls);
         }
     }
 }

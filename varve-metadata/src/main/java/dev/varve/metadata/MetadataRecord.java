@@ -451,6 +451,53 @@ public sealed interface MetadataRecord {
         }
     }
 
+    /**
+     * One ACL (Kafka's AccessControlEntryRecord): a binding of a resource pattern to a principal, host,
+     * operation and permission, under an id of its own. Codes are Kafka's ({@code ResourceType},
+     * {@code PatternType}, {@code AclOperation}, {@code AclPermissionType}).
+     */
+    record AclRecord(Uuid id, byte resourceType, String resourceName, byte patternType, String principal, String host,
+                     byte operation, byte permissionType) implements MetadataRecord {
+        public AclRecord {
+            Objects.requireNonNull(id, "id");
+            requireText(resourceName, "resource name");
+            requireText(principal, "principal");
+            requireText(host, "host");
+        }
+
+        public static AclRecord of(Uuid id, org.apache.kafka.common.acl.AclBinding b) {
+            return new AclRecord(id, b.pattern().resourceType().code(), b.pattern().name(), b.pattern().patternType().code(),
+                    b.entry().principal(), b.entry().host(), b.entry().operation().code(), b.entry().permissionType().code());
+        }
+
+        public org.apache.kafka.common.acl.AclBinding binding() {
+            return new org.apache.kafka.common.acl.AclBinding(
+                    new org.apache.kafka.common.resource.ResourcePattern(
+                            org.apache.kafka.common.resource.ResourceType.fromCode(resourceType), resourceName,
+                            org.apache.kafka.common.resource.PatternType.fromCode(patternType)),
+                    new org.apache.kafka.common.acl.AccessControlEntry(principal, host,
+                            org.apache.kafka.common.acl.AclOperation.fromCode(operation),
+                            org.apache.kafka.common.acl.AclPermissionType.fromCode(permissionType)));
+        }
+
+        @Override
+        public short typeId() {
+            return 18;
+        }
+    }
+
+    /** Removes the ACL of {@code id} (Kafka's RemoveAccessControlEntryRecord). */
+    record RemoveAcl(Uuid id) implements MetadataRecord {
+        public RemoveAcl {
+            Objects.requireNonNull(id, "id");
+        }
+
+        @Override
+        public short typeId() {
+            return 19;
+        }
+    }
+
     private static void requireScramMechanism(byte mechanism) {
         if (mechanism != 1 && mechanism != 2) {
             throw new IllegalArgumentException("unknown SCRAM mechanism type " + mechanism);

@@ -215,6 +215,17 @@ public final class MetadataRecordSerde {
         } else if (record instanceof MetadataRecord.RemoveUserScramCredential r) {
             w.putString(r.name());
             w.putByte(r.mechanism());
+        } else if (record instanceof MetadataRecord.AclRecord r) {
+            w.putUuid(r.id());
+            w.putByte(r.resourceType());
+            w.putString(r.resourceName());
+            w.putByte(r.patternType());
+            w.putString(r.principal());
+            w.putString(r.host());
+            w.putByte(r.operation());
+            w.putByte(r.permissionType());
+        } else if (record instanceof MetadataRecord.RemoveAcl r) {
+            w.putUuid(r.id());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -299,6 +310,11 @@ public final class MetadataRecordSerde {
                         r.getBytes(), r.getInt());
             case 17:
                 return new MetadataRecord.RemoveUserScramCredential(r.getString(), r.getByte());
+            case 18:
+                return new MetadataRecord.AclRecord(r.getUuid(), r.getByte(), r.getString(), r.getByte(), r.getString(),
+                        r.getString(), r.getByte(), r.getByte());
+            case 19:
+                return new MetadataRecord.RemoveAcl(r.getUuid());
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }

@@ -324,6 +324,14 @@ class ControllerEnvelopeTest {
                     .setUpsertions(List.of(new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialUpsertion()
                             .setName("bob").setMechanism((byte) 2).setIterations(8192).setSalt(new byte[]{1, 2, 3})
                             .setSaltedPassword(new byte[]{4, 5, 6, 7})));
+            case CREATE_ACLS -> new org.apache.kafka.common.message.CreateAclsRequestData().setCreations(List.of(
+                    new org.apache.kafka.common.message.CreateAclsRequestData.AclCreation().setResourceType((byte) 2)
+                            .setResourceName("orders").setResourcePatternType((byte) 3).setPrincipal("User:alice")
+                            .setHost("*").setOperation((byte) 3).setPermissionType((byte) 3)));
+            case DELETE_ACLS -> new org.apache.kafka.common.message.DeleteAclsRequestData().setFilters(List.of(
+                    new org.apache.kafka.common.message.DeleteAclsRequestData.DeleteAclsFilter().setResourceTypeFilter((byte) 2)
+                            .setResourceNameFilter(null).setPatternTypeFilter((byte) 1).setPrincipalFilter("User:alice")
+                            .setHostFilter(null).setOperation((byte) 1).setPermissionType((byte) 1)));
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -382,6 +390,14 @@ class ControllerEnvelopeTest {
                     .setThrottleTimeMs(1).setResults(List.of(
                             new org.apache.kafka.common.message.AlterUserScramCredentialsResponseData.AlterUserScramCredentialsResult()
                                     .setUser("bob").setErrorCode(error).setErrorMessage("no")));
+            case CREATE_ACLS -> new org.apache.kafka.common.message.CreateAclsResponseData().setThrottleTimeMs(1).setResults(List.of(
+                    new org.apache.kafka.common.message.CreateAclsResponseData.AclCreationResult().setErrorCode(error)
+                            .setErrorMessage("no")));
+            case DELETE_ACLS -> new org.apache.kafka.common.message.DeleteAclsResponseData().setThrottleTimeMs(1).setFilterResults(List.of(
+                    new org.apache.kafka.common.message.DeleteAclsResponseData.DeleteAclsFilterResult().setErrorCode(error)
+                            .setMatchingAcls(List.of(new org.apache.kafka.common.message.DeleteAclsResponseData.DeleteAclsMatchingAcl()
+                                    .setResourceType((byte) 2).setResourceName("orders").setPatternType((byte) 3)
+                                    .setPrincipal("User:alice").setHost("*").setOperation((byte) 3).setPermissionType((byte) 3)))));
             default -> throw new IllegalArgumentException(key.name);
         };
     }

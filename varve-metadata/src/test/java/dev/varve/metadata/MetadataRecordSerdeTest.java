@@ -75,7 +75,11 @@ class MetadataRecordSerdeTest {
                                 Arbitraries.bytes().array(byte[].class).ofMaxSize(64), Arbitraries.bytes().array(byte[].class).ofMaxSize(64),
                                 Arbitraries.integers().between(1, 16_384))
                         .as(MetadataRecord.UserScramCredential::new),
-                Combinators.combine(text, Arbitraries.of((byte) 1, (byte) 2)).as(MetadataRecord.RemoveUserScramCredential::new));
+                Combinators.combine(text, Arbitraries.of((byte) 1, (byte) 2)).as(MetadataRecord.RemoveUserScramCredential::new),
+                Combinators.combine(uuid, Arbitraries.bytes().between((byte) 2, (byte) 7), text, Arbitraries.of((byte) 3, (byte) 4),
+                                text, text, Arbitraries.bytes().between((byte) 2, (byte) 14), Arbitraries.of((byte) 2, (byte) 3))
+                        .as(MetadataRecord.AclRecord::new),
+                uuid.map(MetadataRecord.RemoveAcl::new));
     }
 
     @Provide

@@ -69,6 +69,11 @@ public final class AddPartitionsToTxnHandler implements ApiHandler {
                 refused.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED); // only coordinators write internal topics
                 continue;
             }
+            if (!broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.WRITE,
+                    org.apache.kafka.common.resource.ResourceType.TOPIC, tp.topic())) {
+                refused.put(tp, Errors.TOPIC_AUTHORIZATION_FAILED); // WRITE on the topic, checked before existence
+                continue;
+            }
             Optional<TopicRegistry.TopicInfo> topic = broker.topics().get(tp.topic());
             if (topic.isEmpty() || tp.partition() < 0 || tp.partition() >= topic.get().partitions()) {
                 refused.put(tp, Errors.UNKNOWN_TOPIC_OR_PARTITION);

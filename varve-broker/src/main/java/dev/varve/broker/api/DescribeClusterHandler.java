@@ -27,15 +27,10 @@ import java.util.stream.Collectors;
  * controllers gets MISMATCHED_ENDPOINT_TYPE, an unknown type UNSUPPORTED_ENDPOINT_TYPE.
  *
  * <p>Authorized operations: the schema default (not requested) unless the client asks; then, as
- * Kafka without an authorizer, every operation the cluster resource supports, since Varve does not
- * authorize requests yet.
+ * Kafka, the operations on the cluster the principal may do (every one without an authorizer; none
+ * without DESCRIBE on the cluster).
  */
 public final class DescribeClusterHandler extends AllVersionsHandler {
-    /** Kafka's {@code AclEntry.supportedOperations(CLUSTER)}. */
-    private static final int CLUSTER_OPERATIONS = Utils.to32BitField(Set.of(
-            AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
-            AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE).stream()
-            .map(AclOperation::code).collect(Collectors.toSet()));
     private static final byte BROKERS = 1;
     private static final byte CONTROLLERS = 2;
 
@@ -78,7 +73,10 @@ public final class DescribeClusterHandler extends AllVersionsHandler {
                 }
             }
             if (data.includeClusterAuthorizedOperations()) {
-                response.setClusterAuthorizedOperations(CLUSTER_OPERATIONS);
+                dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
+                response.setClusterAuthorizedOperations(auth.authorizeCluster(context, AclOperation.DESCRIBE)
+                        ? auth.authorizedOperations(context, org.apache.kafka.common.resource.ResourceType.CLUSTER,
+                        dev.varve.metadata.Acls.CLUSTER_NAME, dev.varve.broker.security.AclAuthorizer.CLUSTER_OPERATIONS) : 0);
             }
         }
         return CompletableFuture.completedFuture(new DescribeClusterResponse(response));

@@ -37,8 +37,13 @@ public final class DescribeProducersHandler extends AllVersionsHandler {
         DescribeProducersResponseData out = new DescribeProducersResponseData();
         for (DescribeProducersRequestData.TopicRequest topic : data.topics()) {
             DescribeProducersResponseData.TopicResponse t = new DescribeProducersResponseData.TopicResponse().setName(topic.name());
+            // READ on the topic, as Kafka checks
+            boolean readable = broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.READ,
+                    org.apache.kafka.common.resource.ResourceType.TOPIC, topic.name());
             for (int partition : topic.partitionIndexes()) {
-                t.partitions().add(describe(new TopicPartition(topic.name(), partition)));
+                t.partitions().add(readable ? describe(new TopicPartition(topic.name(), partition))
+                        : new DescribeProducersResponseData.PartitionResponse().setPartitionIndex(partition)
+                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
             }
             out.topics().add(t);
         }

@@ -55,7 +55,7 @@ public final class FetchHandler extends AllVersionsHandler {
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         int minBytes = Math.max(1, data.minBytes());
-        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context.clientAddress);
+        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context);
         long wakesBeforeRead = broker.replicaManager().purgatory().wakes();
         Read first = reread.get();
         // a fetch naming no partition (none in its session either) has nothing to wait for: Kafka answers
@@ -105,7 +105,9 @@ public final class FetchHandler extends AllVersionsHandler {
         }
     }
 
-    private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, java.net.InetAddress from) {
+    private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, RequestContext context) {
+        java.net.InetAddress from = context.clientAddress;
+        dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         boolean follower = isFollower(data);
         int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
@@ -115,6 +117,9 @@ public final class FetchHandler extends AllVersionsHandler {
         Errors refused = follower && broker.replicaManager().cluster() != null
                 ? broker.replicaManager().cluster().checkFollower(replicaId, replicaEpoch, from) : Errors.NONE;
         FetchResponseData response = new FetchResponseData().setErrorCode(refused.code()).setSessionId(0);
+        // with an authorizer, a follower needs CLUSTER_ACTION on the cluster: without it every partition is
+        // TOPIC_AUTHORIZATION_FAILED, as Kafka answers
+        boolean clusterAction = !follower || auth.authorizeCluster(context, org.apache.kafka.common.acl.AclOperation.CLUSTER_ACTION);
         long remaining = data.maxBytes() <= 0 ? Integer.MAX_VALUE : data.maxBytes();
         long total = 0;
         boolean hasError = false;
@@ -131,7 +136,13 @@ public final class FetchHandler extends AllVersionsHandler {
                         .setPartitionIndex(p.partition())
                         .setHighWatermark(-1).setLastStableOffset(-1).setLogStartOffset(-1)
                         .setRecords(MemoryRecords.EMPTY);
-                if (info.isEmpty()) {
+                String name = info.map(TopicInfo::name).orElse(topic.topic() == null || topic.topic().isEmpty() ? null : topic.topic());
+                if (!clusterAction || (!follower && name != null && !auth.authorize(context,
+                        org.apache.kafka.common.acl.AclOperation.READ, org.apache.kafka.common.resource.ResourceType.TOPIC, name))) {
+                    // checked before existence, as in Kafka
+                    pd.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                    hasError = true;
+                } else if (info.isEmpty()) {
                     boolean byId = topic.topic() == null || topic.topic().isEmpty();
                     pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                     hasError = true;

@@ -61,6 +61,12 @@ public final class FindCoordinatorHandler extends AllVersionsHandler {
             case 1 -> key == null || key.isEmpty() ? Errors.INVALID_REQUEST : Errors.NONE;
             default -> Errors.INVALID_REQUEST;
         };
+        if (error == Errors.NONE && !broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.DESCRIBE,
+                transactional ? org.apache.kafka.common.resource.ResourceType.TRANSACTIONAL_ID
+                        : org.apache.kafka.common.resource.ResourceType.GROUP, key)) {
+            // DESCRIBE on the group or transactional id, as Kafka checks
+            error = transactional ? Errors.TRANSACTIONAL_ID_AUTHORIZATION_FAILED : Errors.GROUP_AUTHORIZATION_FAILED;
+        }
         if (error == Errors.NONE) {
             try {
                 if (!(transactional ? transactionLog.ensureExists() : offsetsTopic.ensureExists())) {

@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Cluster mode: a request that changes cluster metadata (CreateTopics, DeleteTopics, CreatePartitions,
- * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials; also
+ * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials, CreateAcls, DeleteAcls; also
  * ListPartitionReassignments, which the controller answers from its image) goes to the active controller as the client sent
  * it, at the client's version; the controller's answer goes back once this broker's own metadata image
  * includes the change, so the client's next Metadata request here sees it.
@@ -48,10 +48,10 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
         return controller.send(key, version, request.data())
                 .thenCompose(reply -> controller.awaitMetadata(reply.metadataOffset())
                         .exceptionally(e -> null) // answer anyway: the change is committed
-                        .thenApply(v -> wrap(key, reply.response())));
+                        .thenApply(v -> wrap(key, version, reply.response())));
     }
 
-    private static AbstractResponse wrap(ApiKeys key, ApiMessage data) {
+    private static AbstractResponse wrap(ApiKeys key, short version, ApiMessage data) {
         return switch (key) {
             case CREATE_TOPICS -> new CreateTopicsResponse((CreateTopicsResponseData) data);
             case DELETE_TOPICS -> new DeleteTopicsResponse((DeleteTopicsResponseData) data);
@@ -65,6 +65,10 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
                     (org.apache.kafka.common.message.ListPartitionReassignmentsResponseData) data);
             case ALTER_USER_SCRAM_CREDENTIALS -> new org.apache.kafka.common.requests.AlterUserScramCredentialsResponse(
                     (org.apache.kafka.common.message.AlterUserScramCredentialsResponseData) data);
+            case CREATE_ACLS -> new org.apache.kafka.common.requests.CreateAclsResponse(
+                    (org.apache.kafka.common.message.CreateAclsResponseData) data);
+            case DELETE_ACLS -> new org.apache.kafka.common.requests.DeleteAclsResponse(
+                    (org.apache.kafka.common.message.DeleteAclsResponseData) data, version);
             default -> throw new IllegalArgumentException("not forwarded: " + key);
         };
     }

@@ -37,9 +37,14 @@ public final class ListOffsetsHandler extends AllVersionsHandler {
         for (ListOffsetsRequestData.ListOffsetsTopic topic : req.data().topics()) {
             ListOffsetsResponseData.ListOffsetsTopicResponse tr = new ListOffsetsResponseData.ListOffsetsTopicResponse()
                     .setName(topic.name());
+            // DESCRIBE on the topic (Kafka's check, before existence)
+            boolean describable = broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.DESCRIBE,
+                    org.apache.kafka.common.resource.ResourceType.TOPIC, topic.name());
             for (ListOffsetsRequestData.ListOffsetsPartition p : topic.partitions()) {
-                ListOffsetsResponseData.ListOffsetsPartitionResponse r =
-                        answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp(),
+                ListOffsetsResponseData.ListOffsetsPartitionResponse r = !describable
+                        ? new ListOffsetsResponseData.ListOffsetsPartitionResponse().setPartitionIndex(p.partitionIndex())
+                                .setTimestamp(-1).setOffset(-1).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
+                        : answer(new TopicPartition(topic.name(), p.partitionIndex()), p.timestamp(),
                                 req.data().replicaId() >= 0, p.currentLeaderEpoch(),
                                 req.data().isolationLevel() == org.apache.kafka.common.IsolationLevel.READ_COMMITTED.id());
                 if (req.version() < 4) {

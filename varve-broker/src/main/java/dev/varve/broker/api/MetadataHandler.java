@@ -8,6 +8,8 @@ import dev.varve.metadata.MetadataImage;
 import dev.varve.metadata.PartitionState;
 import dev.varve.metadata.TopicImage;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.errors.InvalidTopicException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.message.MetadataRequestData;
@@ -92,17 +94,55 @@ public final class MetadataHandler implements ApiHandler {
                                 .setNodeId(b.id()).setHost(ep.host()).setPort(ep.port()).setRack(b.rack())));
             }
         }
+        dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
         if (data.topics() == null) {
+            // every topic the principal may describe; the others are left out, as Kafka does
             for (TopicInfo t : broker.topics().all()) {
-                response.topics().add(describe(t, req.version()));
+                if (describable(context, t.name())) {
+                    response.topics().add(describe(t, req.version()));
+                }
             }
         } else {
             boolean autoCreate = data.allowAutoTopicCreation() && broker.config().autoCreateTopics();
+            boolean clusterCreate = autoCreate && auth.authorizeCluster(context, AclOperation.CREATE);
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
-                response.topics().add(lookup(rt, autoCreate, req.version()));
+                String name = rt.name() != null ? rt.name()
+                        : rt.topicId() == null ? null : broker.topics().get(rt.topicId()).map(TopicInfo::name).orElse(null);
+                if (name != null && !describable(context, name)) {
+                    // asked for by name or id, not the principal's to describe: Kafka's answer, the name kept
+                    // only when the client sent it
+                    response.topics().add(new MetadataResponseData.MetadataResponseTopic().setName(rt.name())
+                            .setTopicId(rt.topicId() == null ? Uuid.ZERO_UUID : rt.topicId())
+                            .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
+                    continue;
+                }
+                boolean mayCreate = autoCreate && (clusterCreate || name == null
+                        || auth.authorize(context, AclOperation.CREATE, ResourceType.TOPIC, name));
+                if (autoCreate && !mayCreate && broker.topics().get(name).isEmpty()) {
+                    response.topics().add(error(name, Errors.TOPIC_AUTHORIZATION_FAILED));
+                    continue;
+                }
+                response.topics().add(lookup(rt, mayCreate, req.version()));
             }
         }
+        if (data.includeTopicAuthorizedOperations()) {
+            for (MetadataResponseData.MetadataResponseTopic t : response.topics()) {
+                if (t.errorCode() == Errors.NONE.code()) {
+                    t.setTopicAuthorizedOperations(auth.authorizedOperations(context, ResourceType.TOPIC, t.name(),
+                            dev.varve.broker.security.AclAuthorizer.TOPIC_OPERATIONS));
+                }
+            }
+        }
+        if (data.includeClusterAuthorizedOperations()) {
+            // v8-10 only (later versions ask DescribeCluster)
+            response.setClusterAuthorizedOperations(auth.authorizedOperations(context, ResourceType.CLUSTER,
+                    dev.varve.metadata.Acls.CLUSTER_NAME, dev.varve.broker.security.AclAuthorizer.CLUSTER_OPERATIONS));
+        }
         return CompletableFuture.completedFuture(new MetadataResponse(response, req.version()));
+    }
+
+    private boolean describable(RequestContext context, String topic) {
+        return broker.authorizer().authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
     }
 
     private MetadataResponseData.MetadataResponseTopic lookup(MetadataRequestData.MetadataRequestTopic rt, boolean autoCreate, short version) {

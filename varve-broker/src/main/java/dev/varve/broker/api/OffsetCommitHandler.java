@@ -61,7 +61,12 @@ public final class OffsetCommitHandler extends AllVersionsHandler {
                 OffsetCommitResponseData.OffsetCommitResponsePartition rp =
                         new OffsetCommitResponseData.OffsetCommitResponsePartition().setPartitionIndex(p.partitionIndex());
                 rt.partitions().add(rp);
-                if (info.isEmpty()) {
+                String name = info.map(TopicInfo::name).orElse(byId ? null : topic.name());
+                if (name != null && !broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.READ,
+                        org.apache.kafka.common.resource.ResourceType.TOPIC, name)) {
+                    // READ on the topic (READ on the group: AuthorizingHandler), checked before existence as in Kafka
+                    rp.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
+                } else if (info.isEmpty()) {
                     rp.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
                 } else if (p.partitionIndex() < 0 || p.partitionIndex() >= info.get().partitions()) {
                     rp.setErrorCode(Errors.UNKNOWN_TOPIC_OR_PARTITION.code());

@@ -39,7 +39,14 @@ public final class OffsetDeleteHandler extends AllVersionsHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         OffsetDeleteRequestData req = ((OffsetDeleteRequest) request).data();
         List<TopicPartition> known = new ArrayList<>();
+        // READ on each topic (DELETE on the group: AuthorizingHandler), as Kafka checks
+        java.util.Set<String> unreadable = new java.util.HashSet<>();
         for (OffsetDeleteRequestData.OffsetDeleteRequestTopic t : req.topics()) {
+            if (!broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.READ,
+                    org.apache.kafka.common.resource.ResourceType.TOPIC, t.name())) {
+                unreadable.add(t.name());
+                continue;
+            }
             Optional<TopicInfo> info = broker.topics().get(t.name());
             for (OffsetDeleteRequestData.OffsetDeleteRequestPartition p : t.partitions()) {
                 if (info.isPresent() && p.partitionIndex() >= 0 && p.partitionIndex() < info.get().partitions()) {
@@ -55,7 +62,8 @@ public final class OffsetDeleteHandler extends AllVersionsHandler {
                     OffsetDeleteResponseData.OffsetDeleteResponseTopic rt =
                             new OffsetDeleteResponseData.OffsetDeleteResponseTopic().setName(t.name());
                     for (OffsetDeleteRequestData.OffsetDeleteRequestPartition p : t.partitions()) {
-                        Errors e = errors.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()),
+                        Errors e = unreadable.contains(t.name()) ? Errors.TOPIC_AUTHORIZATION_FAILED
+                                : errors.getOrDefault(new TopicPartition(t.name(), p.partitionIndex()),
                                 Errors.UNKNOWN_TOPIC_OR_PARTITION);
                         rt.partitions().add(new OffsetDeleteResponseData.OffsetDeleteResponsePartition()
                                 .setPartitionIndex(p.partitionIndex()).setErrorCode(e.code()));

@@ -6,6 +6,8 @@ import dev.varve.broker.group.GroupOffsets;
 import dev.varve.broker.group.GroupRecords;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.common.message.OffsetFetchRequestData;
 import org.apache.kafka.common.message.OffsetFetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -48,20 +50,34 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
         List<OffsetFetchResponseData.OffsetFetchResponseGroup> groups = new ArrayList<>();
         boolean requireStable = req.data().requireStable();
         for (OffsetFetchRequestData.OffsetFetchRequestGroup g : req.groups()) {
-            groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(g.groupId(), byId, requireStable)
-                    : some(g, byId, requireStable));
+            if (!authorizer().authorize(context, AclOperation.DESCRIBE, ResourceType.GROUP, g.groupId())) {
+                groups.add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId())
+                        .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()));
+                continue;
+            }
+            groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(context, g.groupId(), byId, requireStable)
+                    : some(context, g, byId, requireStable));
         }
         return CompletableFuture.completedFuture(new OffsetFetchResponse.Builder(groups).build(req.version()));
     }
 
-    private OffsetFetchResponseData.OffsetFetchResponseGroup some(OffsetFetchRequestData.OffsetFetchRequestGroup g,
+    private dev.varve.broker.security.AclAuthorizer authorizer() {
+        return broker.authorizer();
+    }
+
+    /** DESCRIBE on the topic: without it a topic's offsets are not the principal's to see, as in Kafka. */
+    private boolean describable(RequestContext context, String topic) {
+        return authorizer().authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
+    }
+
+    private OffsetFetchResponseData.OffsetFetchResponseGroup some(RequestContext context, OffsetFetchRequestData.OffsetFetchRequestGroup g,
                                                                   boolean byId, boolean requireStable) {
         OffsetFetchResponseData.OffsetFetchResponseGroup out =
                 new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId());
         List<TopicPartition> wanted = new ArrayList<>();
         for (OffsetFetchRequestData.OffsetFetchRequestTopics t : g.topics()) {
             String name = byId ? broker.topics().get(t.topicId()).map(TopicInfo::name).orElse(null) : t.name();
-            if (name != null) {
+            if (name != null && describable(context, name)) {
                 t.partitionIndexes().forEach(p -> wanted.add(new TopicPartition(name, p)));
             }
         }
@@ -73,6 +89,8 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
             for (int p : t.partitionIndexes()) {
                 if (name == null) {
                     rt.partitions().add(partition(p, null).setErrorCode(Errors.UNKNOWN_TOPIC_ID.code()));
+                } else if (!describable(context, name)) {
+                    rt.partitions().add(partition(p, null).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
                 } else {
                     TopicPartition tp = new TopicPartition(name, p);
                     rt.partitions().add(fetched.unstable().contains(tp) ? unstable(p) : partition(p, committed.get(tp)));
@@ -83,7 +101,8 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
         return out;
     }
 
-    private OffsetFetchResponseData.OffsetFetchResponseGroup all(String groupId, boolean byId, boolean requireStable) {
+    private OffsetFetchResponseData.OffsetFetchResponseGroup all(RequestContext context, String groupId, boolean byId,
+                                                                 boolean requireStable) {
         OffsetFetchResponseData.OffsetFetchResponseGroup out =
                 new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(groupId);
         Map<String, Map<Integer, GroupRecords.OffsetValue>> byTopic = new TreeMap<>();
@@ -94,6 +113,9 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
             Optional<TopicInfo> info = broker.topics().get(name);
             if (byId && info.isEmpty()) {
                 return; // a deleted topic has no id to name it by
+            }
+            if (!describable(context, name)) {
+                return; // left out, as Kafka does
             }
             OffsetFetchResponseData.OffsetFetchResponseTopics rt =
                     topic(name, info.map(TopicInfo::id).orElse(Uuid.ZERO_UUID), byId);

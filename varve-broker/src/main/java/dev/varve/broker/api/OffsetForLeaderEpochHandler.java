@@ -39,12 +39,20 @@ public final class OffsetForLeaderEpochHandler extends AllVersionsHandler {
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         OffsetForLeaderEpochRequestData req = ((OffsetsForLeaderEpochRequest) request).data();
         OffsetForLeaderEpochResponseData out = new OffsetForLeaderEpochResponseData();
+        // Kafka's check: CLUSTER_ACTION on the cluster (followers), else DESCRIBE on each topic (consumers, KIP-320)
+        dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
+        boolean clusterAction = auth.authorizeCluster(context, org.apache.kafka.common.acl.AclOperation.CLUSTER_ACTION);
         for (OffsetForLeaderEpochRequestData.OffsetForLeaderTopic t : req.topics()) {
             OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult rt =
                     new OffsetForLeaderEpochResponseData.OffsetForLeaderTopicResult().setTopic(t.topic());
             Optional<TopicInfo> info = broker.topics().get(t.topic());
+            boolean allowed = clusterAction || auth.authorize(context, org.apache.kafka.common.acl.AclOperation.DESCRIBE,
+                    org.apache.kafka.common.resource.ResourceType.TOPIC, t.topic());
             for (OffsetForLeaderEpochRequestData.OffsetForLeaderPartition p : t.partitions()) {
-                rt.partitions().add(answer(info, t.topic(), p));
+                rt.partitions().add(allowed ? answer(info, t.topic(), p) : new OffsetForLeaderEpochResponseData.EpochEndOffset()
+                        .setPartition(p.partition()).setLeaderEpoch(LeaderEpochCache.UNDEFINED_EPOCH)
+                        .setEndOffset(LeaderEpochCache.UNDEFINED_EPOCH_OFFSET)
+                        .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code()));
             }
             out.topics().add(rt);
         }

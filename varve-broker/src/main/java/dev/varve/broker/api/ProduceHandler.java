@@ -73,9 +73,9 @@ public final class ProduceHandler extends AllVersionsHandler {
     @Override
     public Started start(RequestContext context, AbstractRequest request) {
         ProduceRequest req = (ProduceRequest) request;
-        Verified started = startVerification(req);
+        Verified started = startVerification(context, req);
         if (started.guards().values().stream().allMatch(g -> g == VerificationGuard.NONE)) {
-            return new Started(append(req, started), null);
+            return new Started(append(context, req, started), null);
         }
         Set<TopicPartition> asked = new HashSet<>();
         long producerId = -1;
@@ -93,11 +93,11 @@ public final class ProduceHandler extends AllVersionsHandler {
                 .thenCompose(failed -> {
                     try {
                         if (failed.isEmpty()) {
-                            return append(req, started);
+                            return append(context, req, started);
                         }
                         Map<TopicPartition, Errors> refused = new HashMap<>(started.refused());
                         refused.putAll(failed);
-                        return append(req, new Verified(started.guards(), refused));
+                        return append(context, req, new Verified(started.guards(), refused));
                     } finally {
                         applied.complete(null);
                     }
@@ -112,7 +112,7 @@ public final class ProduceHandler extends AllVersionsHandler {
      * transactional batch in a request without a transactional id is refused as Kafka refuses it
      * (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Nothing when verification is off for the request's version.
      */
-    private Verified startVerification(ProduceRequest req) {
+    private Verified startVerification(RequestContext context, ProduceRequest req) {
         if (verifier == null) {
             return Verified.NOTHING;
         }
@@ -125,6 +125,9 @@ public final class ProduceHandler extends AllVersionsHandler {
             Optional<TopicInfo> info = topic.name() == null || topic.name().isEmpty()
                     ? broker.topics().get(topic.topicId()) : broker.topics().get(topic.name());
             if (info.isEmpty()) {
+                continue;
+            }
+            if (!writable(context, info.get().name())) {
                 continue;
             }
             for (ProduceRequestData.PartitionProduceData partition : topic.partitionData()) {
@@ -175,7 +178,7 @@ public final class ProduceHandler extends AllVersionsHandler {
         throw new IllegalStateException(tp + " is not in the request");
     }
 
-    private CompletableFuture<AbstractResponse> append(ProduceRequest req, Verified verified) {
+    private CompletableFuture<AbstractResponse> append(RequestContext context, ProduceRequest req, Verified verified) {
         short acks = req.acks();
         ProduceResponseData response = new ProduceResponseData();
         boolean validAcks = acks == 0 || acks == 1 || acks == -1;
@@ -195,8 +198,12 @@ public final class ProduceHandler extends AllVersionsHandler {
                         .setBaseOffset(-1)
                         .setLogAppendTimeMs(-1)
                         .setLogStartOffset(-1);
+                String name = info.map(TopicInfo::name).orElse(topic.name() == null || topic.name().isEmpty() ? null : topic.name());
                 if (!validAcks) {
                     pr.setErrorCode(Errors.INVALID_REQUIRED_ACKS.code());
+                } else if (name != null && !writable(context, name)) {
+                    // checked before existence, as in Kafka: who may not write learns nothing of the topic
+                    pr.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
                 } else if (info.isEmpty()) {
                     pr.setErrorCode((topic.name() == null || topic.name().isEmpty()
                             ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
@@ -269,6 +276,12 @@ public final class ProduceHandler extends AllVersionsHandler {
         } catch (RuntimeException e) { // e.g. an unknown compression id (before v7 the check reads it)
             return new org.apache.kafka.common.requests.ApiError(Errors.INVALID_RECORD, "malformed record batch: " + e.getMessage());
         }
+    }
+
+    /** Whether the request's principal may WRITE the topic. */
+    private boolean writable(RequestContext context, String topic) {
+        return broker.authorizer().authorize(context, org.apache.kafka.common.acl.AclOperation.WRITE,
+                org.apache.kafka.common.resource.ResourceType.TOPIC, topic);
     }
 
     /** The topic's min.insync.replicas: its override, else the broker's default. */

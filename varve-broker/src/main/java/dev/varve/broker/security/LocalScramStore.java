@@ -1,22 +1,17 @@
 package dev.varve.broker.security;
 
-import dev.varve.metadata.ControllerResult;
-import dev.varve.metadata.MetadataRecord;
 import dev.varve.metadata.MetadataRecord.UserScramCredential;
 import dev.varve.metadata.ScramCredentials;
 import dev.varve.storage.checkpoint.CheckpointFile;
 import org.apache.kafka.common.message.AlterUserScramCredentialsRequestData;
 import org.apache.kafka.common.message.AlterUserScramCredentialsResponseData;
-import org.apache.kafka.common.errors.KafkaStorageException;
 
 import java.io.File;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.Base64;
-import java.util.List;
 
 /**
  * The SCRAM credentials of a single-node broker (a cluster keeps them in its metadata log), in
@@ -53,42 +48,19 @@ public final class LocalScramStore {
         }
     };
 
-    private final CheckpointFile<UserScramCredential> file;
-    private volatile ScramCredentials current;
+    private final LocalRecordFile<ScramCredentials, UserScramCredential> file;
 
     public LocalScramStore(File dir) throws IOException {
-        this.file = new CheckpointFile<>(new File(dir, FILE_NAME), FORMAT);
-        ScramCredentials loaded = ScramCredentials.EMPTY;
-        for (UserScramCredential c : file.read()) {
-            loaded = loaded.with(c);
-        }
-        this.current = loaded;
+        this.file = new LocalRecordFile<>(new File(dir, FILE_NAME), FORMAT, ScramCredentials.EMPTY, ScramCredentials::apply,
+                s -> s.toRecords().stream().map(r -> (UserScramCredential) r).toList());
     }
 
     public ScramCredentials credentials() {
-        return current;
+        return file.current();
     }
 
     /** Decides and applies an AlterUserScramCredentials request; the file holds the result before this returns. */
-    public synchronized AlterUserScramCredentialsResponseData alter(AlterUserScramCredentialsRequestData request) {
-        ControllerResult<AlterUserScramCredentialsResponseData> decided = current.alter(request);
-        if (decided.records().isEmpty()) {
-            return decided.response();
-        }
-        ScramCredentials next = current;
-        for (MetadataRecord r : decided.records()) {
-            next = next.apply(r);
-        }
-        List<UserScramCredential> lines = new ArrayList<>();
-        for (MetadataRecord r : next.toRecords()) {
-            lines.add((UserScramCredential) r);
-        }
-        try {
-            file.write(lines);
-        } catch (IOException e) {
-            throw new KafkaStorageException("cannot write " + file.file() + ": " + e.getMessage(), e);
-        }
-        current = next;
-        return decided.response();
+    public AlterUserScramCredentialsResponseData alter(AlterUserScramCredentialsRequestData request) {
+        return file.change(s -> s.alter(request));
     }
 }
