@@ -1,5 +1,15 @@
 package dev.varve.tests;
 
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclBindingFilter;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.ClusterAuthorizationException;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
@@ -23,6 +33,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -120,6 +131,72 @@ class SecureClusterTest {
             cluster.useClientSecurity(app);
             produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
         }
+    }
+
+    /**
+     * The ACL authorizer on a 3-process SASL_SSL cluster: ACLs created through one broker (forwarded to
+     * the controller, kept in the metadata) are enforced by every broker; the brokers replicate as a super
+     * user; the application user, granted its topics by prefix, writes through a kill -9 and restart of a
+     * leader and reads every acknowledged record back; a user without ACLs is refused on every broker and
+     * writes nothing.
+     */
+    @Test
+    void aclsInTheMetadataAreEnforcedByEveryBrokerWhileBrokersReplicateAsSuperUsers() throws Exception {
+        TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
+        String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"broker\""
+                + " password=\"broker-secret\" user_broker=\"broker-secret\" user_operator=\"operator-secret\""
+                + " user_app=\"app-secret\" user_mallory=\"mallory-secret\";";
+        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN",
+                        "sasl.mechanism.inter.broker.protocol", "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config", jaas,
+                        "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                        "super.users", "User:broker;User:operator"),
+                "SASL_SSL", id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
+                plainUser(ca, "operator"))) {
+            try (Admin operator = cluster.admin()) {
+                operator.createAcls(List.of(
+                        new AclBinding(new ResourcePattern(ResourceType.TOPIC, "over-", PatternType.PREFIXED),
+                                new AccessControlEntry("User:app", "*", AclOperation.ALL, AclPermissionType.ALLOW)),
+                        new AclBinding(new ResourcePattern(ResourceType.GROUP, "*", PatternType.LITERAL),
+                                new AccessControlEntry("User:app", "*", AclOperation.READ, AclPermissionType.ALLOW))))
+                        .all().get(30, TimeUnit.SECONDS);
+            }
+            // every broker has them: each alone answers DescribeAcls with both, and refuses mallory
+            for (TestCluster.Node node : cluster.nodes()) {
+                Map<String, Object> operatorOnly = new java.util.HashMap<>(plainUser(ca, "operator"));
+                operatorOnly.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+                Map<String, Object> malloryOnly = new java.util.HashMap<>(plainUser(ca, "mallory"));
+                malloryOnly.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+                try (Admin admin = Admin.create(operatorOnly); Admin mallory = Admin.create(malloryOnly)) {
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                            assertThat(admin.describeAcls(AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS)).hasSize(2));
+                    assertThatThrownBy(() -> mallory.createTopics(List.of(new NewTopic("over-mallory", 1, (short) 3)))
+                            .all().get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(TopicAuthorizationException.class);
+                    assertThatThrownBy(() -> mallory.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS))
+                            .hasCauseInstanceOf(ClusterAuthorizationException.class);
+                }
+            }
+            cluster.useClientSecurity(plainUser(ca, "app"));
+            produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
+            // mallory cannot write what app wrote to, on any broker, and nothing of hers lands
+            cluster.useClientSecurity(plainUser(ca, "mallory"));
+            try (KafkaProducer<String, String> mallory = cluster.producer(Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false,
+                    ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000))) {
+                assertThatThrownBy(() -> mallory.send(new ProducerRecord<>(TOPIC, 0, null, "forged")).get(30, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(TopicAuthorizationException.class);
+            }
+            cluster.useClientSecurity(plainUser(ca, "app"));
+            assertThat(cluster.readPartitions(TOPIC, PARTITIONS).values().stream().flatMap(List::stream))
+                    .noneMatch("forged"::equals);
+        }
+    }
+
+    private static Map<String, Object> plainUser(TestPki ca, String user) {
+        Map<String, Object> client = new java.util.HashMap<>(ca.clientSsl(null));
+        client.put("security.protocol", "SASL_SSL");
+        client.put("sasl.mechanism", "PLAIN");
+        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
+                + "\" password=\"" + user + "-secret\";");
+        return client;
     }
 
     private static void produceThroughAFailover(TestCluster cluster, String listenerLogged) throws Exception {
