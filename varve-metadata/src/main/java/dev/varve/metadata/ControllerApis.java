@@ -115,6 +115,10 @@ public final class ControllerApis {
                 var decided = AclRequests.delete(image.acls(), (org.apache.kafka.common.message.DeleteAclsRequestData) request);
                 yield result(decided.records(), decided.response());
             }
+            case ALTER_CLIENT_QUOTAS -> {
+                var decided = image.quotas().alter((org.apache.kafka.common.message.AlterClientQuotasRequestData) request);
+                yield result(decided.records(), decided.response());
+            }
             case ALTER_USER_SCRAM_CREDENTIALS -> {
                 var decided = image.scram().alter(
                         (org.apache.kafka.common.message.AlterUserScramCredentialsRequestData) request);

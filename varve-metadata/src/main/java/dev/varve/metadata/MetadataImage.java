@@ -42,7 +42,7 @@ import java.util.TreeMap;
 public final class MetadataImage {
     /** The image before the first record: offset -1. */
     public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0,
-            ScramCredentials.EMPTY, Acls.EMPTY);
+            ScramCredentials.EMPTY, Acls.EMPTY, ClientQuotas.EMPTY);
     /** The resource holding cluster-wide broker config defaults (Kafka's empty broker name). */
     public static final ConfigResource CLUSTER_DEFAULTS = new ConfigResource(ConfigResource.Type.BROKER, "");
 
@@ -54,10 +54,11 @@ public final class MetadataImage {
     private final long nextProducerId;
     private final ScramCredentials scram;
     private final Acls acls;
+    private final ClientQuotas quotas;
 
     private MetadataImage(long offset, Map<Integer, BrokerRegistration> brokers, Map<Uuid, TopicImage> topicsById,
                           Map<String, TopicImage> topicsByName, Map<ConfigResource, Map<String, String>> configs,
-                          long nextProducerId, ScramCredentials scram, Acls acls) {
+                          long nextProducerId, ScramCredentials scram, Acls acls, ClientQuotas quotas) {
         this.offset = offset;
         this.brokers = brokers;
         this.topicsById = topicsById;
@@ -66,6 +67,7 @@ public final class MetadataImage {
         this.nextProducerId = nextProducerId;
         this.scram = scram;
         this.acls = acls;
+        this.quotas = quotas;
     }
 
     /** Builds an image from a snapshot's records: {@code EMPTY.apply(offset, records)}. */
@@ -138,6 +140,11 @@ public final class MetadataImage {
         return scram;
     }
 
+    /** The cluster's client quotas. */
+    public ClientQuotas quotas() {
+        return quotas;
+    }
+
     /** The cluster's ACLs. */
     public Acls acls() {
         return acls;
@@ -201,6 +208,8 @@ public final class MetadataImage {
             d.scram = d.scram.apply(record);
         } else if (record instanceof MetadataRecord.AclRecord || record instanceof MetadataRecord.RemoveAcl) {
             d.acls = d.acls.apply(record);
+        } else if (record instanceof MetadataRecord.ClientQuota) {
+            d.quotas = d.quotas.apply(record);
         } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
                 || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
             // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
@@ -234,6 +243,7 @@ public final class MetadataImage {
         }
         out.addAll(scram.toRecords());
         out.addAll(acls.toRecords());
+        out.addAll(quotas.toRecords());
         return out;
     }
 
@@ -241,7 +251,7 @@ public final class MetadataImage {
     public boolean equals(Object o) {
         return o instanceof MetadataImage m && offset == m.offset && nextProducerId == m.nextProducerId
                 && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs)
-                && scram.equals(m.scram) && acls.equals(m.acls);
+                && scram.equals(m.scram) && acls.equals(m.acls) && quotas.equals(m.quotas);
     }
 
     @Override
@@ -267,12 +277,14 @@ public final class MetadataImage {
         private long nextProducerId;
         private ScramCredentials scram;
         private Acls acls;
+        private ClientQuotas quotas;
 
         ImageDelta(MetadataImage base) {
             this.base = base;
             this.nextProducerId = base.nextProducerId;
             this.scram = base.scram;
             this.acls = base.acls;
+            this.quotas = base.quotas;
         }
 
         BrokerRegistration brokerAtEpoch(int id, long epoch) {
@@ -407,7 +419,7 @@ public final class MetadataImage {
                     brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                     byId, byName,
                     configs == null ? base.configs : Collections.unmodifiableMap(configs),
-                    nextProducerId, scram, acls);
+                    nextProducerId, scram, acls, quotas);
         }
     }
 }

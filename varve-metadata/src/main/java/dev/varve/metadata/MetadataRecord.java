@@ -498,6 +498,26 @@ public sealed interface MetadataRecord {
         }
     }
 
+    /**
+     * Sets ({@code remove} false) or removes one client quota of an entity (Kafka's QuotaRecord): the
+     * entity maps each of its types (user, client-id, ip) to a name, or to null for the type's default.
+     */
+    record ClientQuota(java.util.SortedMap<String, String> entity, String key, double value, boolean remove)
+            implements MetadataRecord {
+        public ClientQuota {
+            if (entity == null || entity.isEmpty()) {
+                throw new IllegalArgumentException("a quota entity has at least one type");
+            }
+            entity = java.util.Collections.unmodifiableSortedMap(new java.util.TreeMap<>(entity));
+            requireText(key, "quota key");
+        }
+
+        @Override
+        public short typeId() {
+            return 20;
+        }
+    }
+
     private static void requireScramMechanism(byte mechanism) {
         if (mechanism != 1 && mechanism != 2) {
             throw new IllegalArgumentException("unknown SCRAM mechanism type " + mechanism);

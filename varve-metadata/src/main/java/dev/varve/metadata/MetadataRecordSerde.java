@@ -226,6 +226,15 @@ public final class MetadataRecordSerde {
             w.putByte(r.permissionType());
         } else if (record instanceof MetadataRecord.RemoveAcl r) {
             w.putUuid(r.id());
+        } else if (record instanceof MetadataRecord.ClientQuota r) {
+            w.putInt(r.entity().size());
+            r.entity().forEach((type, name) -> {
+                w.putString(type);
+                w.putString(name);
+            });
+            w.putString(r.key());
+            w.putLong(Double.doubleToLongBits(r.value()));
+            w.putBool(r.remove());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -315,6 +324,18 @@ public final class MetadataRecordSerde {
                         r.getString(), r.getByte(), r.getByte());
             case 19:
                 return new MetadataRecord.RemoveAcl(r.getUuid());
+            case 20: {
+                int n = r.count(4);
+                java.util.SortedMap<String, String> entity = new java.util.TreeMap<>();
+                for (int i = 0; i < n; i++) {
+                    String entityType = r.getString();
+                    if (entityType == null) {
+                        throw new CorruptMetadataException("a quota entity type is null");
+                    }
+                    entity.put(entityType, r.getString());
+                }
+                return new MetadataRecord.ClientQuota(entity, r.getString(), Double.longBitsToDouble(r.getLong()), r.getBool());
+            }
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }

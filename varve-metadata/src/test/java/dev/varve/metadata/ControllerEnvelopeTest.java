@@ -324,6 +324,12 @@ class ControllerEnvelopeTest {
                     .setUpsertions(List.of(new org.apache.kafka.common.message.AlterUserScramCredentialsRequestData.ScramCredentialUpsertion()
                             .setName("bob").setMechanism((byte) 2).setIterations(8192).setSalt(new byte[]{1, 2, 3})
                             .setSaltedPassword(new byte[]{4, 5, 6, 7})));
+            case ALTER_CLIENT_QUOTAS -> new org.apache.kafka.common.message.AlterClientQuotasRequestData().setValidateOnly(true)
+                    .setEntries(List.of(new org.apache.kafka.common.message.AlterClientQuotasRequestData.EntryData()
+                            .setEntity(List.of(new org.apache.kafka.common.message.AlterClientQuotasRequestData.EntityData()
+                                    .setEntityType("user").setEntityName(null)))
+                            .setOps(List.of(new org.apache.kafka.common.message.AlterClientQuotasRequestData.OpData()
+                                    .setKey("producer_byte_rate").setValue(1024).setRemove(false)))));
             case CREATE_ACLS -> new org.apache.kafka.common.message.CreateAclsRequestData().setCreations(List.of(
                     new org.apache.kafka.common.message.CreateAclsRequestData.AclCreation().setResourceType((byte) 2)
                             .setResourceName("orders").setResourcePatternType((byte) 3).setPrincipal("User:alice")
@@ -390,6 +396,11 @@ class ControllerEnvelopeTest {
                     .setThrottleTimeMs(1).setResults(List.of(
                             new org.apache.kafka.common.message.AlterUserScramCredentialsResponseData.AlterUserScramCredentialsResult()
                                     .setUser("bob").setErrorCode(error).setErrorMessage("no")));
+            case ALTER_CLIENT_QUOTAS -> new org.apache.kafka.common.message.AlterClientQuotasResponseData().setThrottleTimeMs(1)
+                    .setEntries(List.of(new org.apache.kafka.common.message.AlterClientQuotasResponseData.EntryData()
+                            .setErrorCode(error).setErrorMessage("no").setEntity(List.of(
+                                    new org.apache.kafka.common.message.AlterClientQuotasResponseData.EntityData()
+                                            .setEntityType("client-id").setEntityName("app")))));
             case CREATE_ACLS -> new org.apache.kafka.common.message.CreateAclsResponseData().setThrottleTimeMs(1).setResults(List.of(
                     new org.apache.kafka.common.message.CreateAclsResponseData.AclCreationResult().setErrorCode(error)
                             .setErrorMessage("no")));

@@ -79,7 +79,10 @@ class MetadataRecordSerdeTest {
                 Combinators.combine(uuid, Arbitraries.bytes().between((byte) 2, (byte) 7), text, Arbitraries.of((byte) 3, (byte) 4),
                                 text, text, Arbitraries.bytes().between((byte) 2, (byte) 14), Arbitraries.of((byte) 2, (byte) 3))
                         .as(MetadataRecord.AclRecord::new),
-                uuid.map(MetadataRecord.RemoveAcl::new));
+                uuid.map(MetadataRecord.RemoveAcl::new),
+                Combinators.combine(Arbitraries.maps(Arbitraries.of("user", "client-id", "ip"), text.injectNull(0.3)).ofMinSize(1)
+                                .map(m -> (java.util.SortedMap<String, String>) new java.util.TreeMap<>(m)),
+                        text, Arbitraries.doubles(), Arbitraries.of(true, false)).as(MetadataRecord.ClientQuota::new));
     }
 
     @Provide
