@@ -231,6 +231,20 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeTransactionsHandler(transactions));
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
+        // client quotas: in the metadata image of a cluster, in a file of a single node
+        dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null
+                : new dev.varve.broker.security.LocalQuotaStore(firstDir);
+        java.util.function.Supplier<dev.varve.metadata.ClientQuotas> quotas = quotaStore != null ? quotaStore::quotas
+                : () -> {
+                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
+                    return c == null ? dev.varve.metadata.ClientQuotas.EMPTY : c.image().quotas();
+                };
+        handlers.add(dev.varve.broker.api.ClientQuotasHandler.describe(quotas));
+        if (quotaStore != null) {
+            handlers.add(dev.varve.broker.api.ClientQuotasHandler.alter(quotaStore));
+        }
+        context.setQuotas(new dev.varve.broker.quota.ClientQuotaManager(quotas, Time.SYSTEM,
+                config.intValue(BrokerConfig.QUOTA_WINDOW_NUM), 1000L * config.intValue(BrokerConfig.QUOTA_WINDOW_SIZE_SECONDS)));
         // ACLs: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalAclStore aclStore = clustered ? null : new dev.varve.broker.security.LocalAclStore(firstDir);
         java.util.function.Supplier<dev.varve.metadata.Acls> acls = aclStore != null ? aclStore::acls
@@ -288,6 +302,7 @@ public final class Broker implements AutoCloseable {
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
                 (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));
         dispatcher[0] = new RequestDispatcher(handlers);
+        dispatcher[0].setQuotas(context.quotas());
         this.dispatcher = dispatcher[0];
         // A cluster broker serves clients only once caught up with the metadata log (see below).
         boolean servesOnlyWhenCaughtUp = clustered && config.processRoles().contains("broker");
@@ -363,7 +378,8 @@ public final class Broker implements AutoCloseable {
             org.apache.kafka.common.protocol.ApiKeys.INCREMENTAL_ALTER_CONFIGS, org.apache.kafka.common.protocol.ApiKeys.ELECT_LEADERS,
             org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS,
-            org.apache.kafka.common.protocol.ApiKeys.ALTER_USER_SCRAM_CREDENTIALS);
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_CLIENT_QUOTAS);
 
 
     /**

@@ -49,6 +49,8 @@ public final class BrokerConfig {
     public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
     public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
     public static final String BROKER_RACK = "broker.rack";
+    public static final String QUOTA_WINDOW_NUM = "quota.window.num";
+    public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
     public static final String RETENTION_CHECK_INTERVAL_MS = "log.retention.check.interval.ms";
@@ -150,6 +152,8 @@ public final class BrokerConfig {
             .define(MAX_CONNECTIONS_PER_IP, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
                     "Connections one address may hold at most; past it a new one is closed.")
             .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, STRING, "", MEDIUM, "Per-address limits: host:count,...")
+            .define(QUOTA_WINDOW_NUM, INT, 11, atLeast(2), LOW, "Samples a client quota's rate is measured over.")
+            .define(QUOTA_WINDOW_SIZE_SECONDS, INT, 1, atLeast(1), LOW, "Length of one client quota sample.")
             .define(dev.varve.broker.security.AclAuthorizer.AUTHORIZER_CLASS_NAME, STRING, "", HIGH, "Empty: no authorizer (everything allowed, the ACL APIs answer SECURITY_DISABLED). "
                     + dev.varve.broker.security.AclAuthorizer.STANDARD_AUTHORIZER + ": Kafka's ACL authorizer, ACLs kept in the cluster metadata. Any other class is refused.")
             .define(dev.varve.broker.security.AclAuthorizer.SUPER_USERS, STRING, "", HIGH, "Principals allowed everything whatever the ACLs say, separated by semicolons (User:admin;User:broker).")

@@ -31,6 +31,17 @@ public final class BrokerContext {
     private final FetchSessions fetchSessions;
     private volatile dev.varve.broker.security.AclAuthorizer authorizer = dev.varve.broker.security.AclAuthorizer.NONE;
 
+    private volatile dev.varve.broker.quota.ClientQuotaManager quotas;
+
+    /** Client quotas (null before the broker sets them up). */
+    public dev.varve.broker.quota.ClientQuotaManager quotas() {
+        return quotas;
+    }
+
+    public void setQuotas(dev.varve.broker.quota.ClientQuotaManager quotas) {
+        this.quotas = quotas;
+    }
+
     /** Who may do what (everything without an authorizer). */
     public dev.varve.broker.security.AclAuthorizer authorizer() {
         return authorizer;

@@ -173,6 +173,8 @@ public final class AuthorizingHandler implements ApiHandler {
             case ADD_PARTITIONS_TO_TXN -> request.version() >= 4 ? cluster(ctx, AclOperation.CLUSTER_ACTION)
                     : txn(ctx, ((org.apache.kafka.common.requests.AddPartitionsToTxnRequest) request).data().v3AndBelowTransactionalId());
             case WRITE_TXN_MARKERS -> cluster(ctx, AclOperation.CLUSTER_ACTION);
+            case DESCRIBE_CLIENT_QUOTAS -> cluster(ctx, AclOperation.DESCRIBE_CONFIGS);
+            case ALTER_CLIENT_QUOTAS -> cluster(ctx, AclOperation.ALTER_CONFIGS);
             case ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, CREATE_ACLS, DELETE_ACLS, ALTER_USER_SCRAM_CREDENTIALS ->
                     cluster(ctx, AclOperation.ALTER);
             case LIST_PARTITION_REASSIGNMENTS, DESCRIBE_ACLS, DESCRIBE_USER_SCRAM_CREDENTIALS, DESCRIBE_LOG_DIRS ->

@@ -121,6 +121,12 @@ public final class FetchHandler extends AllVersionsHandler {
         // TOPIC_AUTHORIZATION_FAILED, as Kafka answers
         boolean clusterAction = !follower || auth.authorizeCluster(context, org.apache.kafka.common.acl.AclOperation.CLUSTER_ACTION);
         long remaining = data.maxBytes() <= 0 ? Integer.MAX_VALUE : data.maxBytes();
+        dev.varve.broker.quota.ClientQuotaManager clientQuotas = broker.quotas();
+        if (!follower && clientQuotas != null && clientQuotas.active()) {
+            // a consumer held to a byte rate gets at most a window's worth at once, as in Kafka
+            remaining = Math.min(remaining, clientQuotas.maxFetchBytes(context.principal.getName(),
+                    context.clientId() == null ? "" : context.clientId()));
+        }
         long total = 0;
         boolean hasError = false;
         List<TopicPartition> partitions = new ArrayList<>();

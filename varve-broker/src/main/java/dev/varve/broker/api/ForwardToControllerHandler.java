@@ -23,7 +23,7 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Cluster mode: a request that changes cluster metadata (CreateTopics, DeleteTopics, CreatePartitions,
- * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials, CreateAcls, DeleteAcls; also
+ * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials, AlterClientQuotas, CreateAcls, DeleteAcls; also
  * ListPartitionReassignments, which the controller answers from its image) goes to the active controller as the client sent
  * it, at the client's version; the controller's answer goes back once this broker's own metadata image
  * includes the change, so the client's next Metadata request here sees it.
@@ -65,6 +65,8 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
                     (org.apache.kafka.common.message.ListPartitionReassignmentsResponseData) data);
             case ALTER_USER_SCRAM_CREDENTIALS -> new org.apache.kafka.common.requests.AlterUserScramCredentialsResponse(
                     (org.apache.kafka.common.message.AlterUserScramCredentialsResponseData) data);
+            case ALTER_CLIENT_QUOTAS -> new org.apache.kafka.common.requests.AlterClientQuotasResponse(
+                    (org.apache.kafka.common.message.AlterClientQuotasResponseData) data);
             case CREATE_ACLS -> new org.apache.kafka.common.requests.CreateAclsResponse(
                     (org.apache.kafka.common.message.CreateAclsResponseData) data);
             case DELETE_ACLS -> new org.apache.kafka.common.requests.DeleteAclsResponse(

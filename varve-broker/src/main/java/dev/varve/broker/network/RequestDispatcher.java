@@ -38,6 +38,13 @@ public final class RequestDispatcher {
 
     private final Map<ApiKeys, ApiHandler> handlers = new EnumMap<>(ApiKeys.class);
     private volatile boolean accepting = true;
+    /** Client quotas; null: none enforced. */
+    private volatile dev.varve.broker.quota.ClientQuotaManager quotas;
+
+    /** Enforces client quotas from now on (see {@link dev.varve.broker.quota.ClientQuotaManager}). */
+    public void setQuotas(dev.varve.broker.quota.ClientQuotaManager quotas) {
+        this.quotas = quotas;
+    }
 
     public RequestDispatcher(Collection<ApiHandler> handlers) {
         for (ApiHandler h : handlers) {
@@ -217,6 +224,42 @@ public final class RequestDispatcher {
         }
     }
 
+    /** Requests no quota applies to, as in Kafka: version and SASL exchanges, and what brokers send each other. */
+    private static boolean exempt(AbstractRequest request) {
+        return switch (request.apiKey()) {
+            case API_VERSIONS, SASL_HANDSHAKE, SASL_AUTHENTICATE, WRITE_TXN_MARKERS -> true;
+            case FETCH -> ((org.apache.kafka.common.requests.FetchRequest) request).data().replicaId() >= 0
+                    || (((org.apache.kafka.common.requests.FetchRequest) request).data().replicaState() != null
+                    && ((org.apache.kafka.common.requests.FetchRequest) request).data().replicaState().replicaId() >= 0);
+            case ADD_PARTITIONS_TO_TXN -> request.version() >= 4;
+            default -> false;
+        };
+    }
+
+    private static long produceBytes(org.apache.kafka.common.requests.ProduceRequest request) {
+        long bytes = 0;
+        for (var topic : request.data().topicData()) {
+            for (var partition : topic.partitionData()) {
+                if (partition.records() != null) {
+                    bytes += partition.records().sizeInBytes();
+                }
+            }
+        }
+        return bytes;
+    }
+
+    private static long fetchedBytes(org.apache.kafka.common.requests.FetchResponse response) {
+        long bytes = 0;
+        for (var topic : response.data().responses()) {
+            for (var partition : topic.partitions()) {
+                if (partition.records() != null) {
+                    bytes += partition.records().sizeInBytes();
+                }
+            }
+        }
+        return bytes;
+    }
+
     private Dispatched handleParsed(Connection connection, Parsed parsed) {
         RequestContext context = parsed.context();
         AbstractRequest request = parsed.request();
@@ -224,12 +267,45 @@ public final class RequestDispatcher {
         ApiKeys key = context.header.apiKey();
         CompletableFuture<AbstractResponse> response;
         java.util.concurrent.CompletionStage<?> applied = null;
+        dev.varve.broker.quota.ClientQuotaManager q = quotas;
+        boolean quotaed = q != null && q.active() && !exempt(request);
+        long startNanos = quotaed ? System.nanoTime() : 0;
         try {
             ApiHandler.Started started = handler.start(context, request);
             response = started.response();
             applied = started.applied();
         } catch (RuntimeException e) {
             response = CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Long> throttled = null;
+        if (quotaed) {
+            // Kafka's quotas: the request's thread time, its produce or fetch bytes; the answer says how long
+            // to wait, and this connection's next request is read only then (as Kafka mutes the channel)
+            long threadNanos = System.nanoTime() - startNanos;
+            String user = context.principal.getName();
+            String clientId = context.clientId() == null ? "" : context.clientId();
+            long produced = request instanceof org.apache.kafka.common.requests.ProduceRequest p ? produceBytes(p) : 0;
+            throttled = new CompletableFuture<>();
+            CompletableFuture<Long> throttle = throttled;
+            response = response.thenApply(resp -> {
+                long ms = q.record(dev.varve.broker.quota.ClientQuotaManager.Type.REQUEST, user, clientId, threadNanos * 100.0 / 1e9);
+                if (produced > 0) {
+                    ms = Math.max(ms, q.record(dev.varve.broker.quota.ClientQuotaManager.Type.PRODUCE, user, clientId, produced));
+                }
+                if (resp instanceof org.apache.kafka.common.requests.FetchResponse f) {
+                    ms = Math.max(ms, q.record(dev.varve.broker.quota.ClientQuotaManager.Type.FETCH, user, clientId, fetchedBytes(f)));
+                }
+                if (resp != null && ms > 0) {
+                    resp.maybeSetThrottleTimeMs((int) Math.min(Integer.MAX_VALUE, ms));
+                }
+                throttle.complete(ms);
+                return resp;
+            });
+            response.whenComplete((r, e) -> throttle.complete(0L));
+            CompletableFuture<Void> effects = applied == null ? CompletableFuture.completedFuture(null)
+                    : applied.toCompletableFuture().thenApply(v -> (Void) null);
+            applied = throttle.thenCompose(ms -> ms <= 0 ? effects : effects.thenCompose(v -> CompletableFuture.runAsync(() -> { },
+                    CompletableFuture.delayedExecutor(ms, java.util.concurrent.TimeUnit.MILLISECONDS))));
         }
         return new Dispatched(response.handle((resp, error) -> {
             if (error != null) {
