@@ -49,6 +49,7 @@ public final class BrokerConfig {
     public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
     public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
     public static final String BROKER_RACK = "broker.rack";
+    public static final String MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate";
     public static final String QUOTA_WINDOW_NUM = "quota.window.num";
     public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
@@ -152,6 +153,8 @@ public final class BrokerConfig {
             .define(MAX_CONNECTIONS_PER_IP, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
                     "Connections one address may hold at most; past it a new one is closed.")
             .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, STRING, "", MEDIUM, "Per-address limits: host:count,...")
+            .define(MAX_CONNECTION_CREATION_RATE, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
+                    "New connections per second the client listeners accept (the inter-broker listener is exempt); past it accepting pauses.")
             .define(QUOTA_WINDOW_NUM, INT, 11, atLeast(2), LOW, "Samples a client quota's rate is measured over.")
             .define(QUOTA_WINDOW_SIZE_SECONDS, INT, 1, atLeast(1), LOW, "Length of one client quota sample.")
             .define(dev.varve.broker.security.AclAuthorizer.AUTHORIZER_CLASS_NAME, STRING, "", HIGH, "Empty: no authorizer (everything allowed, the ACL APIs answer SECURITY_DISABLED). "
@@ -266,6 +269,7 @@ public final class BrokerConfig {
         Set<String> unknown = new TreeSet<>(raw.keySet());
         unknown.removeAll(DEF.names());
         unknown.removeIf(dev.varve.broker.security.ListenerSecurity::reads);
+        unknown.removeIf(k -> LISTENER_LIMIT.matcher(k).matches());
 
         Map<String, Object> topicDefaults = new HashMap<>();
         for (String[] alias : TIME_ALIASES) {
@@ -309,6 +313,8 @@ public final class BrokerConfig {
             throw new ConfigException(MAX_CONNECTIONS_PER_IP, 0, "0 needs max.connections.per.ip.overrides (else nobody may connect)");
         }
         connectionLimitOverrides();
+        listenerLimits(false);
+        listenerLimits(true);
         authorizer(() -> dev.varve.metadata.Acls.EMPTY);
         if (logDirs().isEmpty()) {
             throw new ConfigException(LOG_DIRS, "", "at least one directory is needed");
@@ -523,6 +529,44 @@ public final class BrokerConfig {
     }
 
     /** {@code max.connections.per.ip.overrides} ("host-or-ip:count,..."), parsed, host names resolved. */
+    /** A listener's own max.connections or max.connection.creation.rate ({@code listener.name.<name>.<key>}). */
+    private static final java.util.regex.Pattern LISTENER_LIMIT =
+            java.util.regex.Pattern.compile("listener\\.name\\.([^.]+)\\.(max\\.connections|max\\.connection\\.creation\\.rate)");
+
+    /**
+     * The listeners' own {@code max.connections} ({@code rate} false) or {@code max.connection.creation.rate}
+     * ({@code rate} true), by listener name as {@code listeners} spells it.
+     */
+    public Map<String, Integer> listenerLimits(boolean rate) {
+        Map<String, Integer> out = new HashMap<>();
+        for (Map.Entry<String, String> e : originals.entrySet()) {
+            java.util.regex.Matcher m = LISTENER_LIMIT.matcher(e.getKey());
+            if (!m.matches() || m.group(2).equals("max.connection.creation.rate") != rate) {
+                continue;
+            }
+            String listener = null;
+            for (Endpoint ep : listeners()) {
+                if (ep.listenerName().equalsIgnoreCase(m.group(1))) {
+                    listener = ep.listenerName();
+                }
+            }
+            if (listener == null) {
+                throw new ConfigException(e.getKey(), e.getValue(), "no listener is named " + m.group(1));
+            }
+            int value;
+            try {
+                value = Integer.parseInt(e.getValue().trim());
+            } catch (NumberFormatException ex) {
+                throw new ConfigException(e.getKey(), e.getValue(), "not a whole number");
+            }
+            if (value < 0) {
+                throw new ConfigException(e.getKey(), e.getValue(), "must be at least 0");
+            }
+            out.put(listener, value);
+        }
+        return out;
+    }
+
     public Map<java.net.InetAddress, Integer> connectionLimitOverrides() {
         String key = MAX_CONNECTIONS_PER_IP_OVERRIDES;
         String value = (String) values.get(key);

@@ -1,18 +1,31 @@
 package dev.varve.broker.network;
 
+import dev.varve.broker.quota.SampledRate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.net.InetAddress;
+import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.Map;
 
 /**
- * Kafka's connection limits: {@code max.connections.per.ip} (with {@code max.connections.per.ip.overrides},
- * "host:count,..."), past which a new connection from that address is closed at once, and
- * {@code max.connections}, at which the broker stops accepting on its client listeners until a connection
- * closes (clients wait in the listen backlog, as with Kafka's acceptor). The inter-broker listener is exempt
- * from {@code max.connections}, as in Kafka, so replication never starves. Thread-safe.
+ * Kafka's connection limits:
+ * <ul>
+ *   <li>{@code max.connections.per.ip} (with {@code max.connections.per.ip.overrides}, "host:count,..."),
+ *       past which a new connection from that address is closed at once;</li>
+ *   <li>{@code max.connections}, and a listener's own {@code listener.name.<name>.max.connections}: at
+ *       the limit a new connection is accepted but nothing is read from it until another closes (clients
+ *       wait, as with Kafka's blocked acceptor). The inter-broker listener is exempt from the broker-wide
+ *       limit, as in Kafka, so replication never starves;</li>
+ *   <li>{@code max.connection.creation.rate}, and a listener's own
+ *       {@code listener.name.<name>.max.connection.creation.rate}: new connections per second, measured
+ *       as Kafka's quotas are; past it the listener stops accepting for as long as it takes the rate to
+ *       fall back (at most one quota window), as Kafka's acceptor does. The inter-broker listener is
+ *       exempt from the broker-wide rate.</li>
+ * </ul>
+ * Thread-safe.
  */
 final class ConnectionLimits {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionLimits.class);
@@ -20,30 +33,60 @@ final class ConnectionLimits {
     private final int maxConnections;
     private final int maxPerIp;
     private final Map<InetAddress, Integer> overrides;
+    private final Map<String, Integer> listenerMax;
     private final Map<InetAddress, Integer> perIp = new HashMap<>();
+    private final Map<String, Integer> perListener = new HashMap<>();
     private int counted;
-    private Runnable onFull = () -> { };
-    private Runnable onRoom = () -> { };
+
+    private final int brokerRate;
+    private final Map<String, Integer> listenerRates;
+    private final SampledRate brokerCreations;
+    private final Map<String, SampledRate> listenerCreations = new HashMap<>();
+    private final int samples;
+    private final long windowMs;
+
+    /** A connection waiting for room. */
+    private record Waiting(String listener, boolean counted, Runnable serveLater) {
+    }
+
+    private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
 
     ConnectionLimits(int maxConnections, int maxPerIp, Map<InetAddress, Integer> overrides) {
+        this(maxConnections, maxPerIp, overrides, Map.of(), Integer.MAX_VALUE, Map.of(), 11, 1000);
+    }
+
+    /**
+     * @param listenerMax   listener name to its own max.connections
+     * @param brokerRate    max.connection.creation.rate (per second)
+     * @param listenerRates listener name to its own max.connection.creation.rate
+     * @param samples       quota.window.num
+     * @param windowMs      quota.window.size.seconds, in ms
+     */
+    ConnectionLimits(int maxConnections, int maxPerIp, Map<InetAddress, Integer> overrides, Map<String, Integer> listenerMax,
+                     int brokerRate, Map<String, Integer> listenerRates, int samples, long windowMs) {
         this.maxConnections = maxConnections;
         this.maxPerIp = maxPerIp;
         this.overrides = Map.copyOf(overrides);
+        this.listenerMax = Map.copyOf(listenerMax);
+        this.brokerRate = brokerRate;
+        this.listenerRates = Map.copyOf(listenerRates);
+        this.samples = samples;
+        this.windowMs = windowMs;
+        this.brokerCreations = new SampledRate(samples, windowMs);
     }
 
     /** What {@link #admit} decided for a new connection. */
     enum Admission { SERVE, WAIT, REFUSE }
 
-    private final java.util.ArrayDeque<Runnable> waiting = new java.util.ArrayDeque<>();
-
     /**
-     * A connection from {@code address} was accepted ({@code counted}: on a listener {@code max.connections}
-     * covers). REFUSE: its address is at its limit, close it. SERVE: serve it. WAIT: the broker is at
-     * {@code max.connections}; {@code serveLater} runs (on the closing connection's thread) once another
-     * connection closes, unless {@link #gaveUp} said first that this one closed while waiting. Every
-     * connection not refused must be reported {@link #closed} (SERVE) or {@link #gaveUp} (still waiting).
+     * A connection from {@code address} was accepted on {@code listener} ({@code counted}: a listener
+     * {@code max.connections} covers). REFUSE: its address is at its limit, close it. SERVE: serve it.
+     * WAIT: the broker or the listener is at its limit; {@code serveLater} runs (on the closing
+     * connection's thread) once there is room, unless {@link #gaveUp} said first that this one closed
+     * while waiting. Every connection not refused must be reported {@link #closed} (SERVE) or
+     * {@link #gaveUp} (still waiting).
      */
-    synchronized Admission admit(InetAddress address, boolean counted, Runnable serveLater) {
+    synchronized Admission admit(InetAddress address, String listener, boolean counted, Runnable serveLater) {
         int limit = overrides.getOrDefault(address, maxPerIp);
         int now = perIp.getOrDefault(address, 0);
         if (now >= limit) {
@@ -51,42 +94,73 @@ final class ConnectionLimits {
             return Admission.REFUSE;
         }
         perIp.put(address, now + 1);
-        if (!counted) {
-            return Admission.SERVE;
-        }
-        if (this.counted >= maxConnections) {
+        if (!fits(listener, counted)) {
             if (waiting.isEmpty()) {
-                LOG.info("max.connections ({}) reached: new connections wait until others close", maxConnections);
+                LOG.info("max.connections reached (broker {}, listener {} {}): new connections wait until others close",
+                        maxConnections, listener, listenerMax.getOrDefault(listener, Integer.MAX_VALUE));
             }
-            waiting.add(serveLater);
+            waiting.add(new Waiting(listener, counted, serveLater));
             return Admission.WAIT;
         }
-        this.counted++;
+        take(listener, counted);
         return Admission.SERVE;
+    }
+
+    private boolean fits(String listener, boolean counted) {
+        return (!counted || this.counted < maxConnections)
+                && perListener.getOrDefault(listener, 0) < listenerMax.getOrDefault(listener, Integer.MAX_VALUE);
+    }
+
+    private void take(String listener, boolean counted) {
+        if (counted) {
+            this.counted++;
+        }
+        perListener.merge(listener, 1, Integer::sum);
     }
 
     /** A connection told to WAIT closed before it was served. */
     synchronized void gaveUp(InetAddress address, Runnable serveLater) {
-        if (waiting.remove(serveLater)) {
+        if (waiting.removeIf(w -> w.serveLater() == serveLater)) {
             release(address);
         }
     }
 
-    /** A connection that was served closed: a waiting one, if any, is served in its place. */
-    void closed(InetAddress address, boolean counted) {
-        Runnable next = null;
+    /** A connection that was served closed: waiting ones that now fit are served, in the order they came. */
+    void closed(InetAddress address, String listener, boolean counted) {
+        java.util.List<Runnable> next = new java.util.ArrayList<>();
         synchronized (this) {
             release(address);
             if (counted) {
-                next = waiting.poll();
-                if (next == null) {
-                    this.counted--;
+                this.counted--;
+            }
+            perListener.computeIfPresent(listener, (l, n) -> n <= 1 ? null : n - 1);
+            for (Iterator<Waiting> it = waiting.iterator(); it.hasNext(); ) {
+                Waiting w = it.next();
+                if (fits(w.listener(), w.counted())) {
+                    it.remove();
+                    take(w.listener(), w.counted());
+                    next.add(w.serveLater());
                 }
             }
         }
-        if (next != null) {
-            next.run(); // takes over the closed connection's count
+        next.forEach(Runnable::run);
+    }
+
+    /**
+     * Records a new connection on {@code listener} ({@code counted}: under the broker-wide rate) and
+     * returns how long the listener must stop accepting (0: go on).
+     */
+    synchronized long recordCreation(String listener, boolean counted, long nowMs) {
+        long throttle = 0;
+        if (counted && brokerRate != Integer.MAX_VALUE) {
+            throttle = brokerCreations.recordAndThrottle(1, nowMs, brokerRate, windowMs);
         }
+        Integer rate = listenerRates.get(listener);
+        if (rate != null && rate != Integer.MAX_VALUE) {
+            throttle = Math.max(throttle, listenerCreations.computeIfAbsent(listener, l -> new SampledRate(samples, windowMs))
+                    .recordAndThrottle(1, nowMs, rate, windowMs));
+        }
+        return throttle;
     }
 
     private void release(InetAddress address) {

@@ -53,7 +53,10 @@ public final class KafkaServer implements AutoCloseable {
         int maxFrame = config.socketRequestMaxBytes();
         RequestMemoryPool pool = new RequestMemoryPool(config.queuedMaxRequestBytes());
         ConnectionLimits limits = new ConnectionLimits(config.intValue(BrokerConfig.MAX_CONNECTIONS),
-                config.intValue(BrokerConfig.MAX_CONNECTIONS_PER_IP), config.connectionLimitOverrides());
+                config.intValue(BrokerConfig.MAX_CONNECTIONS_PER_IP), config.connectionLimitOverrides(),
+                config.listenerLimits(false), config.intValue(BrokerConfig.MAX_CONNECTION_CREATION_RATE),
+                config.listenerLimits(true), config.intValue(BrokerConfig.QUOTA_WINDOW_NUM),
+                1000L * config.intValue(BrokerConfig.QUOTA_WINDOW_SIZE_SECONDS));
         // as Kafka: the inter-broker listener is exempt from max.connections (replication must not starve);
         // a single node has no inter-broker traffic, so there every listener is limited
         String exempt = config.clustered() ? security.interBrokerListener() : null;
@@ -63,6 +66,7 @@ public final class KafkaServer implements AutoCloseable {
             for (BrokerConfig.Endpoint endpoint : config.clientListeners()) {
                 ListenerSecurity.Listener listener = security.listener(endpoint.listenerName());
                 boolean counted = !listener.name().value().equals(exempt);
+                String name = endpoint.listenerName();
                 ServerBootstrap bootstrap = new ServerBootstrap()
                         .group(acceptors, workers)
                         .channel(channelType)
@@ -74,16 +78,25 @@ public final class KafkaServer implements AutoCloseable {
                             @Override
                             protected void initChannel(SocketChannel ch) {
                                 java.net.InetAddress address = ch.remoteAddress().getAddress();
+                                long pause = limits.recordCreation(name, counted, System.currentTimeMillis());
+                                if (pause > 0) {
+                                    // max.connection.creation.rate: accept nothing more on this listener for a while
+                                    Channel server = ch.parent();
+                                    server.config().setAutoRead(false);
+                                    server.eventLoop().schedule(() -> {
+                                        server.config().setAutoRead(true);
+                                    }, pause, TimeUnit.MILLISECONDS);
+                                }
                                 Runnable serveLater = () -> ch.eventLoop().execute(() -> {
                                     if (ch.isActive()) {
                                         serve(ch);
                                         ch.pipeline().fireChannelActive(); // its handlers were not there when it became active
                                         ch.config().setAutoRead(true);
                                     } else {
-                                        limits.closed(address, counted);
+                                        limits.closed(address, name, counted);
                                     }
                                 });
-                                switch (limits.admit(address, counted, serveLater)) {
+                                switch (limits.admit(address, name, counted, serveLater)) {
                                     case REFUSE -> ch.close();
                                     case WAIT -> {
                                         // as a Kafka broker at max.connections: connected, but nothing read until there is room
@@ -96,7 +109,7 @@ public final class KafkaServer implements AutoCloseable {
 
                             private void serve(SocketChannel ch) {
                                 java.net.InetAddress address = ch.remoteAddress().getAddress();
-                                ch.closeFuture().addListener(f -> limits.closed(address, counted));
+                                ch.closeFuture().addListener(f -> limits.closed(address, name, counted));
                                 FrameDecoder frames = new FrameDecoder(maxFrame, pool);
                                 if (listener.tls()) {
                                     // Kafka's SslFactory makes the engine (stores, protocols, client auth); Netty runs it

@@ -132,9 +132,67 @@ class ConnectionLimitsTest {
     }
 
     @Test
+    void aListenersOwnMaxConnectionsHoldsOnlyThatListener() throws Exception {
+        Map<String, String> props = new java.util.HashMap<>();
+        props.put("listeners", "PLAINTEXT://127.0.0.1:0,OTHER://127.0.0.1:0");
+        props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,OTHER:PLAINTEXT");
+        props.put("listener.name.other.max.connections", "1");
+        props.put("log.dirs", dir.getAbsolutePath());
+        try (Broker broker = Broker.start(BrokerConfig.from(props))) {
+            InetSocketAddress plain = broker.boundAddresses().get(0);
+            InetSocketAddress other = broker.boundAddresses().get(1);
+            try (Socket first = connect(other)) {
+                assertThat(answered(first, 10_000)).isTrue();
+                try (Socket second = connect(other)) {
+                    assertThatThrownBy(() -> answered(second, 1_500)).as("OTHER is full").isInstanceOf(SocketTimeoutException.class);
+                    for (int i = 0; i < 3; i++) {
+                        try (Socket s = connect(plain)) {
+                            assertThat(answered(s, 10_000)).as("PLAINTEXT has no limit of its own").isTrue();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * At max.connection.creation.rate=2 with 3 samples of 1 s, eight connections opened at once cannot all
+     * be taken within the first second: the listener pauses accepting, so the last is answered only after
+     * the pause. Measured from one side only (they cannot be faster), so a slow machine cannot fail it.
+     */
+    @Test
+    void pastMaxConnectionCreationRateTheListenerPausesAccepting() throws Exception {
+        try (Broker broker = start(Map.of("max.connection.creation.rate", "2", "quota.window.num", "3"))) {
+            InetSocketAddress a = broker.boundAddresses().get(0);
+            List<Socket> open = new ArrayList<>();
+            long start = System.nanoTime();
+            try {
+                for (int i = 0; i < 8; i++) {
+                    Socket s = connect(a);
+                    open.add(s);
+                    assertThat(answered(s, 30_000)).as("connection %d is served in the end", i).isTrue();
+                }
+                long ms = (System.nanoTime() - start) / 1_000_000;
+                // 8 connections at 2/s judged over at least 2 s windows: the rate is back under 2/s only after ~2 s
+                assertThat(ms).as("8 connections took %d ms", ms).isGreaterThanOrEqualTo(1_000);
+            } finally {
+                for (Socket s : open) {
+                    s.close();
+                }
+            }
+        }
+    }
+
+    @Test
     void limitsAreCheckedAtStart() {
         assertThatThrownBy(() -> BrokerConfig.from(Map.of("log.dirs", dir.getAbsolutePath(), "max.connections.per.ip", "0")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("max.connections.per.ip.overrides");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("log.dirs", dir.getAbsolutePath(),
+                "listener.name.nosuch.max.connections", "3")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("no listener is named nosuch");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("log.dirs", dir.getAbsolutePath(),
+                "listener.name.plaintext.max.connection.creation.rate", "-1")))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("at least 0");
         assertThatThrownBy(() -> BrokerConfig.from(Map.of("log.dirs", dir.getAbsolutePath(),
                 "max.connections.per.ip.overrides", "127.0.0.1")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("host:count");
