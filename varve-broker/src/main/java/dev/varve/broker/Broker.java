@@ -317,6 +317,13 @@ public final class Broker implements AutoCloseable {
         this.security = config.listenerSecurity();
         security.setScramCredentials(scram);
         try {
+            // KIP-226: keystores and truststores changed without a restart (a single node's are applied again now)
+            context.setDynamicTls(new dev.varve.broker.security.DynamicTls(security, clustered ? null : firstDir));
+        } catch (IOException | RuntimeException e) {
+            security.close();
+            throw e;
+        }
+        try {
             this.server = new KafkaServer(config, security, dispatcher[0], requestThreads);
         } catch (InterruptedException | RuntimeException e) {
             security.close();

@@ -42,6 +42,17 @@ public final class BrokerContext {
         this.quotas = quotas;
     }
 
+    private volatile dev.varve.broker.security.DynamicTls dynamicTls;
+
+    /** The listeners' TLS settings changed without a restart (null before the listeners exist). */
+    public dev.varve.broker.security.DynamicTls dynamicTls() {
+        return dynamicTls;
+    }
+
+    void setDynamicTls(dev.varve.broker.security.DynamicTls dynamicTls) {
+        this.dynamicTls = dynamicTls;
+    }
+
     /** Who may do what (everything without an authorizer). */
     public dev.varve.broker.security.AclAuthorizer authorizer() {
         return authorizer;

@@ -2,6 +2,7 @@ package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicConfigs;
+import dev.varve.broker.security.ListenerSecurity;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.errors.InvalidConfigurationException;
@@ -35,9 +36,11 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>Errors per resource: an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION; a key named twice, a
  * null value for SET/APPEND/SUBTRACT, an unknown operation, or a resource named twice in the request
- * get INVALID_REQUEST. Broker resources: an empty change is accepted; anything else gets
- * INVALID_REQUEST (dynamic broker configs are not supported yet); another node's id gets
- * INVALID_REQUEST. Other resource types get INVALID_REQUEST.
+ * get INVALID_REQUEST. Broker resources: an empty change is accepted; on this node's id, SET and
+ * DELETE of listeners' keystore and truststore settings change them without a restart (KIP-226,
+ * {@link dev.varve.broker.security.DynamicTls}; refused stores: INVALID_CONFIG); anything else gets
+ * INVALID_REQUEST (other dynamic broker configs are not supported on a single node); another node's id
+ * gets INVALID_REQUEST. Other resource types get INVALID_REQUEST.
  */
 public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -76,6 +79,30 @@ public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
                 return;
             }
             case BROKER:
+                if (!resource.configs().isEmpty() && name.equals(Integer.toString(broker.nodeId()))
+                        && resource.configs().stream().allMatch(c -> ListenerSecurity.isDynamicTlsKey(c.name()))) {
+                    // KIP-226: a listener's keystore or truststore, changed without a restart
+                    Map<String, String> changes = new java.util.LinkedHashMap<>();
+                    for (AlterableConfig c : resource.configs()) {
+                        AlterConfigOp.OpType op = AlterConfigOp.OpType.forId(c.configOperation());
+                        if (op != AlterConfigOp.OpType.SET && op != AlterConfigOp.OpType.DELETE) {
+                            throw new InvalidRequestException(op + " is not an operation on " + c.name());
+                        }
+                        if (changes.containsKey(c.name())) {
+                            throw new InvalidRequestException("Error due to duplicate config keys: " + c.name());
+                        }
+                        if (op == AlterConfigOp.OpType.SET && c.value() == null) {
+                            throw new InvalidRequestException("Null value not supported for " + c.name());
+                        }
+                        changes.put(c.name(), op == AlterConfigOp.OpType.SET ? c.value() : null);
+                    }
+                    try {
+                        broker.dynamicTls().alter(changes, validateOnly);
+                    } catch (org.apache.kafka.common.config.ConfigException e) {
+                        throw new InvalidConfigurationException(e.getMessage());
+                    }
+                    return;
+                }
                 ConfigResources.checkBrokerAlter(name, broker.nodeId(), !resource.configs().isEmpty());
                 return;
             default:

@@ -131,6 +131,14 @@ public final class ClusterServices implements AutoCloseable {
                 quotas.update(next);
             }
         });
+        // KIP-226: this broker's TLS stores, changed with kafka-configs --entity-type brokers --entity-name <id>
+        org.apache.kafka.common.config.ConfigResource self = new org.apache.kafka.common.config.ConfigResource(
+                org.apache.kafka.common.config.ConfigResource.Type.BROKER, Integer.toString(config.nodeId()));
+        publisher.addListener((previous, next) -> {
+            if (context.dynamicTls() != null && !previous.configs(self).equals(next.configs(self))) {
+                context.dynamicTls().applyFromMetadata(next.configs(self));
+            }
+        });
         // replicas act only on the caught-up image, never on the historical ones replayed at start-up
         // 3. Metadata answers show the new image at once, and requests waiting for an offset (a
         //    forwarded CreateTopics) are answered then, before the replicas have created their logs: as

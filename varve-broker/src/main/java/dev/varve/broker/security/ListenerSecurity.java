@@ -37,6 +37,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.ArrayList;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -471,6 +472,66 @@ public final class ListenerSecurity implements Closeable {
     }
 
     /** The listener called {@code name} (a Kafka-protocol listener). */
+    /** A dynamic TLS key: {@code listener.name.<name>.<key>} for a key Kafka reconfigures without restart. */
+    private static final java.util.regex.Pattern DYNAMIC_TLS_KEY = java.util.regex.Pattern.compile("listener\\.name\\.([^.]+)\\.(ssl\\..+)");
+
+    /** Whether {@code key} is a listener's keystore or truststore setting that can change without a restart (KIP-226). */
+    public static boolean isDynamicTlsKey(String key) {
+        java.util.regex.Matcher m = DYNAMIC_TLS_KEY.matcher(key);
+        return m.matches() && SslConfigs.RECONFIGURABLE_CONFIGS.contains(m.group(2));
+    }
+
+    /**
+     * Reconfigures the TLS of listeners from dynamic keys ({@link #isDynamicTlsKey}; a null value goes back
+     * to the static setting), as Kafka's dynamic {@code ssl.keystore.*} / {@code ssl.truststore.*} update
+     * does: Kafka's SslFactory checks the new stores (a keystore whose certificate changes its subject or
+     * names is refused, as in Kafka) and, unless {@code validateOnly}, new connections get them; open
+     * connections keep theirs. Re-setting the same path reloads a file that changed on disk.
+     *
+     * @param dynamic every dynamic TLS key in force after the change (the others return to their static values)
+     * @throws ConfigException when a key is not one, names a listener that is not TLS, or the stores are refused
+     */
+    public synchronized void reconfigureTls(Map<String, String> dynamic, boolean validateOnly) {
+        Map<String, Map<String, String>> byListener = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : dynamic.entrySet()) {
+            java.util.regex.Matcher m = DYNAMIC_TLS_KEY.matcher(e.getKey());
+            if (!m.matches() || !SslConfigs.RECONFIGURABLE_CONFIGS.contains(m.group(2))) {
+                throw new ConfigException(e.getKey(), e.getValue(), "not a TLS setting that can change without a restart");
+            }
+            byListener.computeIfAbsent(ListenerName.normalised(m.group(1)).value(), l -> new LinkedHashMap<>())
+                    .put(m.group(2), e.getValue());
+        }
+        for (String name : byListener.keySet()) {
+            Listener l = listeners.get(name);
+            if (l == null || l.ssl == null) {
+                throw new ConfigException("listener.name." + name.toLowerCase(Locale.ROOT) + ".ssl.*", null,
+                        "no TLS listener is named " + name);
+            }
+        }
+        ConfigDef ssl = new ConfigDef().withClientSslSupport();
+        List<Runnable> apply = new ArrayList<>();
+        for (Listener l : listeners.values()) {
+            if (l.ssl == null) {
+                continue;
+            }
+            Map<String, Object> values = new HashMap<>(config.valuesWithPrefixOverride(l.name.configPrefix()));
+            byListener.getOrDefault(l.name.value(), Map.of()).forEach((key, value) -> {
+                if (value != null) {
+                    values.put(key, ssl.parseType(key, value, ssl.configKeys().get(key).type));
+                }
+            });
+            try {
+                l.ssl.validateReconfiguration(values);
+            } catch (RuntimeException e) {
+                throw new ConfigException("listener " + l.name.value() + ": " + e.getMessage());
+            }
+            apply.add(() -> l.ssl.reconfigure(values));
+        }
+        if (!validateOnly) {
+            apply.forEach(Runnable::run);
+        }
+    }
+
     public Listener listener(String name) {
         Listener l = listeners.get(ListenerName.normalised(name).value());
         if (l == null) {
