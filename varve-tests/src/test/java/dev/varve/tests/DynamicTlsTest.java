@@ -9,16 +9,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.net.ssl.SSLContext;
-import javax.net.ssl.SSLSocket;
-import javax.net.ssl.TrustManagerFactory;
-import java.io.InputStream;
 import java.math.BigInteger;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.security.KeyStore;
-import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -59,21 +53,9 @@ class DynamicTlsTest {
     }
 
     /** The serial number of the certificate a new TLS connection to the broker is served. */
-    private BigInteger served(TestPki ca) throws Exception {
-        KeyStore trust = KeyStore.getInstance("PKCS12");
-        try (InputStream in = Files.newInputStream(ca.truststore("trust-check.p12"))) {
-            trust.load(in, TestPki.PASSWORD.toCharArray());
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
-        SSLContext ctx = SSLContext.getInstance("TLS");
-        ctx.init(null, tmf.getTrustManagers(), null);
+    private BigInteger served(TestPki ca) {
         var a = broker.boundAddresses().get(0);
-        try (SSLSocket socket = (SSLSocket) ctx.getSocketFactory().createSocket(a.getHostString(), a.getPort())) {
-            socket.setSoTimeout(10_000);
-            socket.startHandshake();
-            return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
-        }
+        return ca.servedSerial(a.getHostString(), a.getPort(), null);
     }
 
     private KafkaTool.Result kafkaConfigs(TestPki ca, String... args) throws Exception {

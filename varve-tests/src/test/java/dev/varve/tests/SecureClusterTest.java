@@ -61,6 +61,26 @@ class SecureClusterTest {
                 id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
                 ca.clientSsl(app))) {
             produceThroughAFailover(cluster, "(SSL, SSL,");
+            // KIP-226 in a cluster: one broker's certificate rotated through the metadata, no restart
+            TestCluster.Node node = cluster.nodes().get(0);
+            TestPki.Issued renewed = ca.issue("CN=broker-" + node.id + ",O=varve");
+            Path renewedStore = ca.pkcs12(renewed, "broker-" + node.id + "-renewed.p12");
+            String host = node.host;
+            int port = node.port;
+            assertThat(ca.servedSerial(host, port, app)).isNotEqualTo(renewed.chain()[0].getSerialNumber());
+            try (Admin admin = cluster.admin()) {
+                admin.incrementalAlterConfigs(Map.of(new org.apache.kafka.common.config.ConfigResource(
+                        org.apache.kafka.common.config.ConfigResource.Type.BROKER, Integer.toString(node.id)),
+                        List.of(new org.apache.kafka.clients.admin.AlterConfigOp(new org.apache.kafka.clients.admin.ConfigEntry(
+                                "listener.name.ssl.ssl.keystore.location", renewedStore.toString()),
+                                org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(30, TimeUnit.SECONDS);
+            }
+            await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+                    assertThat(ca.servedSerial(host, port, app)).isEqualTo(renewed.chain()[0].getSerialNumber()));
+            // and the cluster still works over it
+            try (Admin admin = cluster.admin()) {
+                assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(3);
+            }
         }
     }
 

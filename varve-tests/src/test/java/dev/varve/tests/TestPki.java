@@ -138,6 +138,41 @@ public final class TestPki {
         return out.toString();
     }
 
+    /**
+     * The serial number of the certificate a new TLS connection to {@code host:port} is served, trusting this
+     * authority and presenting {@code keystore} when not null (mutual TLS).
+     */
+    public java.math.BigInteger servedSerial(String host, int port, Path keystore) {
+        try {
+            KeyStore trust = KeyStore.getInstance("PKCS12");
+            trust.load(null, null);
+            trust.setCertificateEntry("ca", caCert);
+            javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            javax.net.ssl.KeyManager[] keys = null;
+            if (keystore != null) {
+                KeyStore ks = KeyStore.getInstance("PKCS12");
+                try (java.io.InputStream in = Files.newInputStream(keystore)) {
+                    ks.load(in, PASSWORD.toCharArray());
+                }
+                javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(
+                        javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+                kmf.init(ks, PASSWORD.toCharArray());
+                keys = kmf.getKeyManagers();
+            }
+            javax.net.ssl.SSLContext ctx = javax.net.ssl.SSLContext.getInstance("TLS");
+            ctx.init(keys, tmf.getTrustManagers(), null);
+            try (javax.net.ssl.SSLSocket socket = (javax.net.ssl.SSLSocket) ctx.getSocketFactory().createSocket(host, port)) {
+                socket.setSoTimeout(10_000);
+                socket.startHandshake();
+                return ((X509Certificate) socket.getSession().getPeerCertificates()[0]).getSerialNumber();
+            }
+        } catch (GeneralSecurityException | IOException e) {
+            throw new IllegalStateException("no TLS handshake with " + host + ":" + port, e);
+        }
+    }
+
     /** Writes {@code content} to {@code file} under this authority's directory. */
     public Path write(String file, String content) {
         try {
