@@ -235,10 +235,7 @@ public final class Broker implements AutoCloseable {
         dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null
                 : new dev.varve.broker.security.LocalQuotaStore(firstDir);
         java.util.function.Supplier<dev.varve.metadata.ClientQuotas> quotas = quotaStore != null ? quotaStore::quotas
-                : () -> {
-                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
-                    return c == null ? dev.varve.metadata.ClientQuotas.EMPTY : c.image().quotas();
-                };
+                : fromImage(replicaManager, dev.varve.metadata.MetadataImage::quotas, dev.varve.metadata.ClientQuotas.EMPTY);
         handlers.add(dev.varve.broker.api.ClientQuotasHandler.describe(quotas));
         if (quotaStore != null) {
             handlers.add(dev.varve.broker.api.ClientQuotasHandler.alter(quotaStore));
@@ -248,10 +245,7 @@ public final class Broker implements AutoCloseable {
         // ACLs: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalAclStore aclStore = clustered ? null : new dev.varve.broker.security.LocalAclStore(firstDir);
         java.util.function.Supplier<dev.varve.metadata.Acls> acls = aclStore != null ? aclStore::acls
-                : () -> {
-                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
-                    return c == null ? dev.varve.metadata.Acls.EMPTY : c.image().acls();
-                };
+                : fromImage(replicaManager, dev.varve.metadata.MetadataImage::acls, dev.varve.metadata.Acls.EMPTY);
         context.setAuthorizer(config.authorizer(acls));
         boolean authorizer = context.authorizer().enabled();
         if (!authorizer) {
@@ -271,10 +265,7 @@ public final class Broker implements AutoCloseable {
         dev.varve.broker.security.LocalScramStore scramStore = clustered ? null
                 : new dev.varve.broker.security.LocalScramStore(firstDir);
         java.util.function.Supplier<dev.varve.metadata.ScramCredentials> scram = scramStore != null ? scramStore::credentials
-                : () -> {
-                    dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
-                    return c == null ? dev.varve.metadata.ScramCredentials.EMPTY : c.image().scram();
-                };
+                : fromImage(replicaManager, dev.varve.metadata.MetadataImage::scram, dev.varve.metadata.ScramCredentials.EMPTY);
         handlers.add(dev.varve.broker.api.ScramCredentialsHandler.describe(scram));
         if (scramStore != null) {
             handlers.add(dev.varve.broker.api.ScramCredentialsHandler.alter(scramStore));
@@ -374,6 +365,15 @@ public final class Broker implements AutoCloseable {
             this.markerChannel = null;
             this.addPartitionsChannel = null;
         }
+    }
+
+    /** Part of the cluster's current metadata image ({@code empty} until the cluster services exist). */
+    private static <T> java.util.function.Supplier<T> fromImage(ReplicaManager replicaManager,
+                                                                java.util.function.Function<dev.varve.metadata.MetadataImage, T> part, T empty) {
+        return () -> {
+            dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
+            return c == null ? empty : part.apply(c.image());
+        };
     }
 
     /** Kafka's {@code request.timeout.ms} for the coordinator's WriteTxnMarkers requests. */

@@ -276,6 +276,26 @@ class AclAuthorizerTest {
                 new ConfigResource(ConfigResource.Type.TOPIC, "bob-events"))).all().get(15, TimeUnit.SECONDS);
         assertThat(bobsConfigs.values().iterator().next().entries()).extracting(ConfigEntry::name).contains("cleanup.policy");
 
+        // a request naming resources bob may and may not touch: each gets its own answer
+        var mixed = admin("bob").describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "bob-events"),
+                new ConfigResource(ConfigResource.Type.TOPIC, "orders"))).values();
+        assertThat(mixed.get(new ConfigResource(ConfigResource.Type.TOPIC, "bob-events")).get(15, TimeUnit.SECONDS).entries())
+                .isNotEmpty();
+        fails(() -> mixed.get(new ConfigResource(ConfigResource.Type.TOPIC, "orders")).get(15, TimeUnit.SECONDS),
+                TopicAuthorizationException.class);
+        fails(() -> aliceAdmin.createPartitions(Map.of("orders", org.apache.kafka.clients.admin.NewPartitions.increaseTo(4)))
+                .all().get(15, TimeUnit.SECONDS), TopicAuthorizationException.class);
+        fails(() -> aliceAdmin.incrementalAlterConfigs(Map.of(new ConfigResource(ConfigResource.Type.TOPIC, "orders"),
+                List.of(new org.apache.kafka.clients.admin.AlterConfigOp(new ConfigEntry("retention.ms", "1000"),
+                        org.apache.kafka.clients.admin.AlterConfigOp.OpType.SET)))).all().get(15, TimeUnit.SECONDS),
+                TopicAuthorizationException.class);
+        fails(() -> aliceAdmin.deleteConsumerGroups(List.of("app")).all().get(15, TimeUnit.SECONDS),
+                GroupAuthorizationException.class);
+        assertThat(admin.describeTopics(List.of("orders")).allTopicNames().get(15, TimeUnit.SECONDS).get("orders").partitions())
+                .hasSize(3);
+        assertThat(admin.describeConfigs(List.of(new ConfigResource(ConfigResource.Type.TOPIC, "orders"))).all()
+                .get(15, TimeUnit.SECONDS).values().iterator().next().get("retention.ms").value()).isNotEqualTo("1000");
+
         int acls = admin.describeAcls(AclBindingFilter.ANY).values().get(15, TimeUnit.SECONDS).size();
         assertThat(acls).as("alice: WRITE, READ, DESCRIBE on orders, READ on app, WRITE on alice-*; bob: DESCRIBE on payments, ALL on bob-*").isEqualTo(7);
         closing.forEach(c -> {

@@ -333,54 +333,69 @@ public final class AuthorizingHandler implements ApiHandler {
         });
     }
 
-    private Split createPartitions(RequestContext ctx, CreatePartitionsRequest request) {
-        CreatePartitionsRequestData allowed = request.data().duplicate();
-        allowed.topics().clear();
-        List<String> refused = new ArrayList<>();
-        for (CreatePartitionsRequestData.CreatePartitionsTopic t : request.data().topics()) {
-            if (topic(ctx, AclOperation.ALTER, t.name())) {
-                allowed.topics().add(t.duplicate());
+    /**
+     * Splits the {@code requested} resources of a request: those {@code check} passes (Errors.NONE) go to
+     * the handler in the request {@code rebuild} makes of them; each other one becomes the answer entry
+     * {@code refusal} makes, added to the handler's answer (or to a new one) by {@code entries}. Null when
+     * nothing is refused.
+     *
+     * @param dataOf the answer's data, or new data when given null (nothing went to the handler)
+     */
+    private <R, D, E> Split split(java.util.Collection<R> requested, java.util.function.Function<R, Errors> check,
+                                  java.util.function.Function<List<R>, AbstractRequest> rebuild,
+                                  java.util.function.BiFunction<R, Errors, E> refusal,
+                                  java.util.function.Function<AbstractResponse, D> dataOf,
+                                  java.util.function.Function<D, ? extends java.util.Collection<E>> entries,
+                                  java.util.function.Function<D, AbstractResponse> wrap) {
+        List<R> allowed = new ArrayList<>();
+        List<E> refused = new ArrayList<>();
+        for (R r : requested) {
+            Errors e = check.apply(r);
+            if (e == Errors.NONE) {
+                allowed.add(r);
             } else {
-                refused.add(t.name());
+                refused.add(refusal.apply(r, e));
             }
         }
         if (refused.isEmpty()) {
             return null;
         }
-        return new Split(allowed.topics().isEmpty() ? null : new CreatePartitionsRequest.Builder(allowed).build(request.version()),
-                response -> {
-                    CreatePartitionsResponseData out = response == null ? new CreatePartitionsResponseData()
-                            : ((CreatePartitionsResponse) response).data();
-                    refused.forEach(n -> out.results().add(new CreatePartitionsResponseData.CreatePartitionsTopicResult()
-                            .setName(n).setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())
-                            .setErrorMessage("Not authorized to alter topic " + n)));
-                    return new CreatePartitionsResponse(out);
-                });
+        return new Split(allowed.isEmpty() ? null : rebuild.apply(allowed), response -> {
+            D data = dataOf.apply(response);
+            entries.apply(data).addAll(refused);
+            return wrap.apply(data);
+        });
+    }
+
+    private Errors topicError(RequestContext ctx, AclOperation op, String name) {
+        return topic(ctx, op, name) ? Errors.NONE : Errors.TOPIC_AUTHORIZATION_FAILED;
+    }
+
+    private Split createPartitions(RequestContext ctx, CreatePartitionsRequest request) {
+        return split(request.data().topics(), t -> topicError(ctx, AclOperation.ALTER, t.name()), allowed -> {
+            CreatePartitionsRequestData data = request.data().duplicate();
+            data.topics().clear();
+            allowed.forEach(t -> data.topics().add(t.duplicate()));
+            return new CreatePartitionsRequest.Builder(data).build(request.version());
+        }, (t, e) -> new CreatePartitionsResponseData.CreatePartitionsTopicResult().setName(t.name()).setErrorCode(e.code())
+                .setErrorMessage("Not authorized to alter topic " + t.name()),
+                r -> r == null ? new CreatePartitionsResponseData() : ((CreatePartitionsResponse) r).data(),
+                CreatePartitionsResponseData::results, CreatePartitionsResponse::new);
     }
 
     private Split deleteRecords(RequestContext ctx, DeleteRecordsRequest request) {
-        DeleteRecordsRequestData allowed = request.data().duplicate();
-        allowed.topics().clear();
-        List<DeleteRecordsRequestData.DeleteRecordsTopic> refused = new ArrayList<>();
-        for (DeleteRecordsRequestData.DeleteRecordsTopic t : request.data().topics()) {
-            (topic(ctx, AclOperation.DELETE, t.name()) ? allowed.topics() : refused).add(t.duplicate());
-        }
-        if (refused.isEmpty()) {
-            return null;
-        }
-        return new Split(allowed.topics().isEmpty() ? null : new DeleteRecordsRequest.Builder(allowed).build(request.version()),
-                response -> {
-                    DeleteRecordsResponseData out = response == null ? new DeleteRecordsResponseData()
-                            : ((DeleteRecordsResponse) response).data();
-                    for (DeleteRecordsRequestData.DeleteRecordsTopic t : refused) {
-                        var result = new DeleteRecordsResponseData.DeleteRecordsTopicResult().setName(t.name());
-                        t.partitions().forEach(p -> result.partitions().add(new DeleteRecordsResponseData.DeleteRecordsPartitionResult()
-                                .setPartitionIndex(p.partitionIndex()).setLowWatermark(-1)
-                                .setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code())));
-                        out.topics().add(result);
-                    }
-                    return new DeleteRecordsResponse(out);
-                });
+        return split(request.data().topics(), t -> topicError(ctx, AclOperation.DELETE, t.name()), allowed -> {
+            DeleteRecordsRequestData data = request.data().duplicate();
+            data.topics().clear();
+            allowed.forEach(t -> data.topics().add(t.duplicate()));
+            return new DeleteRecordsRequest.Builder(data).build(request.version());
+        }, (t, e) -> {
+            var result = new DeleteRecordsResponseData.DeleteRecordsTopicResult().setName(t.name());
+            t.partitions().forEach(p -> result.partitions().add(new DeleteRecordsResponseData.DeleteRecordsPartitionResult()
+                    .setPartitionIndex(p.partitionIndex()).setLowWatermark(-1).setErrorCode(e.code())));
+            return result;
+        }, r -> r == null ? new DeleteRecordsResponseData() : ((DeleteRecordsResponse) r).data(),
+                DeleteRecordsResponseData::topics, DeleteRecordsResponse::new);
     }
 
     /** Whether the principal may do {@code op} (DESCRIBE_CONFIGS or ALTER_CONFIGS) on a config resource; else its error. */
@@ -395,99 +410,54 @@ public final class AuthorizingHandler implements ApiHandler {
         };
     }
 
+
     private Split describeConfigs(RequestContext ctx, DescribeConfigsRequest request) {
-        DescribeConfigsRequestData allowed = request.data().duplicate();
-        allowed.resources().clear();
-        List<DescribeConfigsResponseData.DescribeConfigsResult> refused = new ArrayList<>();
-        for (DescribeConfigsRequestData.DescribeConfigsResource r : request.data().resources()) {
-            Errors e = configs(ctx, AclOperation.DESCRIBE_CONFIGS, r.resourceType(), r.resourceName());
-            if (e == Errors.NONE) {
-                allowed.resources().add(r.duplicate());
-            } else {
-                refused.add(new DescribeConfigsResponseData.DescribeConfigsResult().setResourceType(r.resourceType())
-                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()));
-            }
-        }
-        if (refused.isEmpty()) {
-            return null;
-        }
-        return new Split(allowed.resources().isEmpty() ? null : new DescribeConfigsRequest.Builder(allowed).build(request.version()),
-                response -> {
-                    DescribeConfigsResponseData out = response == null ? new DescribeConfigsResponseData()
-                            : ((DescribeConfigsResponse) response).data();
-                    out.results().addAll(refused);
-                    return new DescribeConfigsResponse(out);
-                });
+        return split(request.data().resources(), r -> configs(ctx, AclOperation.DESCRIBE_CONFIGS, r.resourceType(), r.resourceName()),
+                allowed -> {
+                    DescribeConfigsRequestData data = request.data().duplicate();
+                    data.resources().clear();
+                    allowed.forEach(r -> data.resources().add(r.duplicate()));
+                    return new DescribeConfigsRequest.Builder(data).build(request.version());
+                }, (r, e) -> new DescribeConfigsResponseData.DescribeConfigsResult().setResourceType(r.resourceType())
+                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()),
+                r -> r == null ? new DescribeConfigsResponseData() : ((DescribeConfigsResponse) r).data(),
+                DescribeConfigsResponseData::results, DescribeConfigsResponse::new);
     }
 
     private Split alterConfigs(RequestContext ctx, AlterConfigsRequest request) {
-        AlterConfigsRequestData allowed = request.data().duplicate();
-        allowed.resources().clear();
-        List<AlterConfigsResponseData.AlterConfigsResourceResponse> refused = new ArrayList<>();
-        for (AlterConfigsRequestData.AlterConfigsResource r : request.data().resources()) {
-            Errors e = configs(ctx, AclOperation.ALTER_CONFIGS, r.resourceType(), r.resourceName());
-            if (e == Errors.NONE) {
-                allowed.resources().add(r.duplicate());
-            } else {
-                refused.add(new AlterConfigsResponseData.AlterConfigsResourceResponse().setResourceType(r.resourceType())
-                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()));
-            }
-        }
-        if (refused.isEmpty()) {
-            return null;
-        }
-        return new Split(allowed.resources().isEmpty() ? null : new AlterConfigsRequest(allowed, request.version()),
-                response -> {
-                    AlterConfigsResponseData out = response == null ? new AlterConfigsResponseData()
-                            : ((AlterConfigsResponse) response).data();
-                    out.responses().addAll(refused);
-                    return new AlterConfigsResponse(out);
-                });
+        return split(request.data().resources(), r -> configs(ctx, AclOperation.ALTER_CONFIGS, r.resourceType(), r.resourceName()),
+                allowed -> {
+                    AlterConfigsRequestData data = request.data().duplicate();
+                    data.resources().clear();
+                    allowed.forEach(r -> data.resources().add(r.duplicate()));
+                    return new AlterConfigsRequest(data, request.version());
+                }, (r, e) -> new AlterConfigsResponseData.AlterConfigsResourceResponse().setResourceType(r.resourceType())
+                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()),
+                r -> r == null ? new AlterConfigsResponseData() : ((AlterConfigsResponse) r).data(),
+                AlterConfigsResponseData::responses, AlterConfigsResponse::new);
     }
 
     private Split incrementalAlterConfigs(RequestContext ctx, IncrementalAlterConfigsRequest request) {
-        IncrementalAlterConfigsRequestData allowed = request.data().duplicate();
-        allowed.resources().clear();
-        List<IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse> refused = new ArrayList<>();
-        for (IncrementalAlterConfigsRequestData.AlterConfigsResource r : request.data().resources()) {
-            Errors e = configs(ctx, AclOperation.ALTER_CONFIGS, r.resourceType(), r.resourceName());
-            if (e == Errors.NONE) {
-                allowed.resources().add(r.duplicate());
-            } else {
-                refused.add(new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse().setResourceType(r.resourceType())
-                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()));
-            }
-        }
-        if (refused.isEmpty()) {
-            return null;
-        }
-        return new Split(allowed.resources().isEmpty() ? null : new IncrementalAlterConfigsRequest(allowed, request.version()),
-                response -> {
-                    IncrementalAlterConfigsResponseData out = response == null ? new IncrementalAlterConfigsResponseData()
-                            : ((IncrementalAlterConfigsResponse) response).data();
-                    out.responses().addAll(refused);
-                    return new IncrementalAlterConfigsResponse(out);
-                });
+        return split(request.data().resources(), r -> configs(ctx, AclOperation.ALTER_CONFIGS, r.resourceType(), r.resourceName()),
+                allowed -> {
+                    IncrementalAlterConfigsRequestData data = request.data().duplicate();
+                    data.resources().clear();
+                    allowed.forEach(r -> data.resources().add(r.duplicate()));
+                    return new IncrementalAlterConfigsRequest(data, request.version());
+                }, (r, e) -> new IncrementalAlterConfigsResponseData.AlterConfigsResourceResponse().setResourceType(r.resourceType())
+                        .setResourceName(r.resourceName()).setErrorCode(e.code()).setErrorMessage(e.message()),
+                r -> r == null ? new IncrementalAlterConfigsResponseData() : ((IncrementalAlterConfigsResponse) r).data(),
+                IncrementalAlterConfigsResponseData::responses, IncrementalAlterConfigsResponse::new);
     }
 
     private Split deleteGroups(RequestContext ctx, DeleteGroupsRequest request) {
-        DeleteGroupsRequestData allowed = request.data().duplicate();
-        allowed.groupsNames().clear();
-        List<String> refused = new ArrayList<>();
-        for (String g : request.data().groupsNames()) {
-            (broker.authorizer().authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, g) ? allowed.groupsNames() : refused).add(g);
-        }
-        if (refused.isEmpty()) {
-            return null;
-        }
-        return new Split(allowed.groupsNames().isEmpty() ? null : new DeleteGroupsRequest.Builder(allowed).build(request.version()),
-                response -> {
-                    DeleteGroupsResponseData out = response == null ? new DeleteGroupsResponseData()
-                            : ((DeleteGroupsResponse) response).data();
-                    refused.forEach(g -> out.results().add(new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(g)
-                            .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())));
-                    return new DeleteGroupsResponse(out);
-                });
+        return split(request.data().groupsNames(), g -> broker.authorizer().authorize(ctx, AclOperation.DELETE, ResourceType.GROUP, g)
+                        ? Errors.NONE : Errors.GROUP_AUTHORIZATION_FAILED,
+                allowed -> new DeleteGroupsRequest.Builder(request.data().duplicate().setGroupsNames(new ArrayList<>(allowed)))
+                        .build(request.version()),
+                (g, e) -> new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(g).setErrorCode(e.code()),
+                r -> r == null ? new DeleteGroupsResponseData() : ((DeleteGroupsResponse) r).data(),
+                DeleteGroupsResponseData::results, DeleteGroupsResponse::new);
     }
 
     private Split describeGroups(RequestContext ctx, DescribeGroupsRequest request) {
