@@ -68,7 +68,7 @@ class ClientQuotaTest {
     private Broker start() throws Exception {
         Map<String, String> props = new HashMap<>();
         props.put("log.dirs", dir.resolve("data").toString());
-        props.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0");
+        props.put("listeners", "SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0");
         props.put("sasl.enabled.mechanisms", "PLAIN");
         props.put("listener.name.sasl_plaintext.plain.sasl.jaas.config", JAAS);
         // a short window (3 samples of 1 s) keeps the test short
@@ -195,6 +195,35 @@ class ClientQuotaTest {
         assertThat(removed.exitCode()).as(removed.toString()).isZero();
         assertThat(admin("bob").describeClientQuotas(ClientQuotaFilter.all()).entities().get(15, TimeUnit.SECONDS)).isEmpty();
         assertThat(produce("alice", "metered")[1]).isZero();
+    }
+
+    /**
+     * A client that ignores {@code throttle_time_ms} (it sends its next request as soon as it has an answer)
+     * is slowed all the same: the broker reads nothing more from its connection until the throttle passes.
+     */
+    @Test
+    void aClientIgnoringItsThrottleIsHeldBackByTheBroker() throws Exception {
+        broker = start();
+        admin("alice").createTopics(List.of(new NewTopic("raw", 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
+        // the raw client's id, on the PLAINTEXT listener (principal ANONYMOUS)
+        admin("alice").alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(
+                new ClientQuotaEntity(Map.of("client-id", "varve-tests-raw")),
+                List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", (double) QUOTA)))))
+                .all().get(15, TimeUnit.SECONDS);
+        var plaintext = broker.boundAddresses().get(1);
+        long throttled = 0;
+        long start = System.nanoTime();
+        try (RawKafkaClient raw = new RawKafkaClient(plaintext.getHostString() + ":" + plaintext.getPort())) {
+            for (int i = 0; i < 64; i++) { // 64 x 64 KiB = 4 MiB, each sent as soon as the last is answered
+                org.apache.kafka.common.record.internal.MemoryRecords batch = org.apache.kafka.common.record.internal.MemoryRecords
+                        .withRecords(org.apache.kafka.common.compress.Compression.NONE,
+                                new org.apache.kafka.common.record.internal.SimpleRecord(new byte[64 * 1024]));
+                assertThat(raw.produce("raw", 0, batch).errorCode()).isZero();
+            }
+        }
+        long ms = (System.nanoTime() - start) / 1_000_000;
+        long atLeast = (64L * 64 * 1024 - 2 * QUOTA) * 1000 / QUOTA / 2;
+        assertThat(ms).as("4 MiB from a client ignoring its throttle took %d ms", ms).isGreaterThanOrEqualTo(atLeast);
     }
 
     @Test
