@@ -179,6 +179,11 @@ class SecureClusterTest {
                         new AclBinding(new ResourcePattern(ResourceType.GROUP, "*", PatternType.LITERAL),
                                 new AccessControlEntry("User:app", "*", AclOperation.READ, AclPermissionType.ALLOW))))
                         .all().get(30, TimeUnit.SECONDS);
+                // a client quota, forwarded to the controller like the ACLs (generous: it must not slow the test)
+                operator.alterClientQuotas(List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration(
+                        new org.apache.kafka.common.quota.ClientQuotaEntity(Map.of("user", "app")),
+                        List.of(new org.apache.kafka.common.quota.ClientQuotaAlteration.Op("producer_byte_rate", 1e9)))))
+                        .all().get(30, TimeUnit.SECONDS);
             }
             // every broker has them: each alone answers DescribeAcls with both, and refuses mallory
             for (TestCluster.Node node : cluster.nodes()) {
@@ -189,6 +194,11 @@ class SecureClusterTest {
                 try (Admin admin = Admin.create(operatorOnly); Admin mallory = Admin.create(malloryOnly)) {
                     await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                             assertThat(admin.describeAcls(AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS)).hasSize(2));
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                            assertThat(admin.describeClientQuotas(org.apache.kafka.common.quota.ClientQuotaFilter.all())
+                                    .entities().get(10, TimeUnit.SECONDS)).containsEntry(
+                                    new org.apache.kafka.common.quota.ClientQuotaEntity(Map.of("user", "app")),
+                                    Map.of("producer_byte_rate", 1e9)));
                     assertThatThrownBy(() -> mallory.createTopics(List.of(new NewTopic("over-mallory", 1, (short) 3)))
                             .all().get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(TopicAuthorizationException.class);
                     assertThatThrownBy(() -> mallory.describeAcls(AclBindingFilter.ANY).values().get(30, TimeUnit.SECONDS))
