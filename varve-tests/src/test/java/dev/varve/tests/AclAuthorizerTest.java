@@ -14,6 +14,16 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.compress.Compression;
+import org.apache.kafka.common.protocol.ApiKeys;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.MemoryRecords;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.apache.kafka.common.requests.FetchRequest;
+import org.apache.kafka.common.requests.FetchResponse;
+import java.util.LinkedHashMap;
+import java.util.Optional;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclBindingFilter;
@@ -317,6 +327,37 @@ class AclAuthorizerTest {
                 "--topic", "orders");
         fails(() -> producer("alice", Map.of(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false)).send(record("orders", 0))
                 .get(15, TimeUnit.SECONDS), TopicAuthorizationException.class);
+    }
+
+    /**
+     * A client on a PLAINTEXT listener (principal User:ANONYMOUS, no ACLs) writing, and posing as a follower
+     * replica to read past the high watermark: every partition is refused with TOPIC_AUTHORIZATION_FAILED
+     * (a follower needs CLUSTER_ACTION), nothing is written, and the broker goes on serving.
+     */
+    @Test
+    void anUnauthenticatedClientPosingAsAFollowerOrWritingIsRefused() throws Exception {
+        broker = start(Map.of("listeners", "SASL_PLAINTEXT://127.0.0.1:0,PLAINTEXT://127.0.0.1:0"));
+        Admin admin = admin("admin");
+        admin.createTopics(List.of(new NewTopic("guarded", 1, (short) 1))).all().get(15, TimeUnit.SECONDS);
+        producer("admin", Map.of()).send(record("guarded", 0)).get(15, TimeUnit.SECONDS);
+        Uuid id = admin.describeTopics(List.of("guarded")).allTopicNames().get(15, TimeUnit.SECONDS).get("guarded").topicId();
+        var plaintext = broker.boundAddresses().get(1);
+        try (RawKafkaClient rogue = new RawKafkaClient(plaintext.getHostString() + ":" + plaintext.getPort())) {
+            Map<TopicPartition, FetchRequest.PartitionData> fetch = new LinkedHashMap<>();
+            fetch.put(new TopicPartition("guarded", 0), new FetchRequest.PartitionData(id, 0, 0, 1 << 20,
+                    Optional.empty(), Optional.empty()));
+            FetchResponse asFollower = rogue.send(FetchRequest.Builder.forReplica(ApiKeys.FETCH.latestVersion(), 1, 1, 0, 1, fetch)
+                    .build());
+            assertThat(asFollower.data().responses()).flatExtracting(t -> t.partitions())
+                    .extracting(p -> Errors.forCode(p.errorCode())).containsExactly(Errors.TOPIC_AUTHORIZATION_FAILED);
+            assertThat(asFollower.data().responses()).flatExtracting(t -> t.partitions())
+                    .allMatch(p -> p.records() == null || p.records().sizeInBytes() == 0);
+            MemoryRecords forged = MemoryRecords.withRecords(Compression.NONE, new SimpleRecord("forged".getBytes(StandardCharsets.UTF_8)));
+            assertThat(Errors.forCode(rogue.produce("guarded", 0, forged).errorCode())).isEqualTo(Errors.TOPIC_AUTHORIZATION_FAILED);
+        }
+        assertThat(endOffset("guarded", 1)).isEqualTo(1);
+        producer("admin", Map.of()).send(record("guarded", 1)).get(15, TimeUnit.SECONDS);
+        assertThat(endOffset("guarded", 1)).isEqualTo(2);
     }
 
     @Test
