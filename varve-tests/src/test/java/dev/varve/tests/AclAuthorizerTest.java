@@ -253,7 +253,12 @@ class AclAuthorizerTest {
                 org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(1))).all().get(15, TimeUnit.SECONDS),
                 TopicAuthorizationException.class);
         // READ on her group implies DESCRIBE; another group is not hers to see
-        assertThat(aliceAdmin.describeConsumerGroups(List.of("app")).all().get(15, TimeUnit.SECONDS)).containsKey("app");
+        assertThat(aliceAdmin.describeConsumerGroups(List.of("app"), new org.apache.kafka.clients.admin.DescribeConsumerGroupsOptions()
+                .includeAuthorizedOperations(true)).all().get(15, TimeUnit.SECONDS).get("app").authorizedOperations())
+                .as("what alice may do to her group").containsExactlyInAnyOrder(AclOperation.READ, AclOperation.DESCRIBE);
+        assertThat(aliceAdmin.describeTopics(List.of("orders"), new org.apache.kafka.clients.admin.DescribeTopicsOptions()
+                .includeAuthorizedOperations(true)).allTopicNames().get(15, TimeUnit.SECONDS).get("orders").authorizedOperations())
+                .containsExactlyInAnyOrder(AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE);
         fails(() -> aliceAdmin.describeConsumerGroups(List.of("other")).all().get(15, TimeUnit.SECONDS),
                 GroupAuthorizationException.class);
         assertThat(aliceAdmin.listConsumerGroups().all().get(15, TimeUnit.SECONDS))

@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 public final class DescribeGroupsHandler extends AllVersionsHandler {
     /** The first version that reports unknown groups with an error instead of the Dead state. */
     private static final short GROUP_NOT_FOUND_MIN_VERSION = 6;
+    private static final int ALL_GROUP_OPERATIONS = dev.varve.broker.security.AclAuthorizer.GROUP_OPERATIONS.stream()
+            .mapToInt(op -> 1 << op.code()).reduce(0, (a, b) -> a | b);
     private final GroupOffsets groups;
 
     public DescribeGroupsHandler(GroupOffsets groups) {
@@ -35,6 +37,10 @@ public final class DescribeGroupsHandler extends AllVersionsHandler {
             if (req.version() >= GROUP_NOT_FOUND_MIN_VERSION && "Dead".equals(g.groupState())) {
                 g = DescribeGroupsResponse.groupError(groupId, Errors.GROUP_ID_NOT_FOUND,
                         "Group " + groupId + " not found.");
+            }
+            if (req.data().includeAuthorizedOperations() && g.errorCode() == Errors.NONE.code()) {
+                // Kafka without an authorizer reports every group operation (AuthorizingHandler narrows it with one)
+                g.setAuthorizedOperations(ALL_GROUP_OPERATIONS);
             }
             out.groups().add(g);
         }
