@@ -215,8 +215,50 @@ class SecureClusterTest {
                         .hasCauseInstanceOf(TopicAuthorizationException.class);
             }
             cluster.useClientSecurity(plainUser(ca, "app"));
-            assertThat(cluster.readPartitions(TOPIC, PARTITIONS).values().stream().flatMap(List::stream))
-                    .noneMatch("forged"::equals);
+            Map<Integer, List<String>> written = cluster.readPartitions(TOPIC, PARTITIONS);
+            assertThat(written.values().stream().flatMap(List::stream)).noneMatch("forged"::equals);
+            long total = written.values().stream().mapToLong(List::size).sum();
+
+            // app consumes everything in a group (READ on the group and the topic), over SASL_SSL
+            Map<String, Object> consumerProps = new java.util.HashMap<>(plainUser(ca, "app"));
+            consumerProps.put(org.apache.kafka.clients.consumer.ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+            consumerProps.put(org.apache.kafka.clients.consumer.ConsumerConfig.GROUP_ID_CONFIG, "app-group");
+            consumerProps.put(org.apache.kafka.clients.consumer.ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            try (var consumer = new org.apache.kafka.clients.consumer.KafkaConsumer<String, String>(consumerProps,
+                    new org.apache.kafka.common.serialization.StringDeserializer(),
+                    new org.apache.kafka.common.serialization.StringDeserializer())) {
+                consumer.subscribe(List.of(TOPIC));
+                long read = 0;
+                long deadline = System.currentTimeMillis() + 60_000;
+                while (read < total && System.currentTimeMillis() < deadline) {
+                    read += consumer.poll(Duration.ofMillis(500)).count();
+                }
+                assertThat(read).as("records app's group read").isEqualTo(total);
+                consumer.commitSync();
+            }
+
+            // the operator moves a partition; the new replica copies it over SASL_SSL as the broker super user
+            cluster.useClientSecurity(plainUser(ca, "operator"));
+            try (Admin operator = cluster.admin()) {
+                TestCluster.createAndAwaitInSync(operator, new NewTopic("over-moved", 1, (short) 2), Duration.ofSeconds(60));
+                List<Integer> before = new java.util.ArrayList<>(TestCluster.ids(TestCluster.describe(operator, "over-moved").get(0).replicas()));
+                int absent = java.util.stream.IntStream.rangeClosed(1, 3).filter(i -> !before.contains(i)).findFirst().orElseThrow();
+                try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
+                    for (int i = 0; i < 100; i++) {
+                        p.send(new ProducerRecord<>("over-moved", 0, null, "m" + i)).get(30, TimeUnit.SECONDS);
+                    }
+                }
+                List<Integer> after = List.of(absent, before.get(0));
+                operator.alterPartitionReassignments(Map.of(new org.apache.kafka.common.TopicPartition("over-moved", 0),
+                        java.util.Optional.of(new org.apache.kafka.clients.admin.NewPartitionReassignment(after))))
+                        .all().get(30, TimeUnit.SECONDS);
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+                    TopicPartitionInfo p = TestCluster.describe(operator, "over-moved").get(0);
+                    assertThat(TestCluster.ids(p.replicas())).containsExactlyInAnyOrderElementsOf(after);
+                    assertThat(TestCluster.ids(p.isr())).containsExactlyInAnyOrderElementsOf(after);
+                });
+            }
+            assertThat(cluster.readPartition("over-moved", 0)).hasSize(100);
         }
     }
 
