@@ -522,7 +522,10 @@ class ListenerSecurityTest {
         badPassword.put("listeners", "SSL://127.0.0.1:0");
         badPassword.put("ssl.keystore.password", "wrong");
         refused.put("cannot set up TLS for listener SSL", badPassword);
-        refused.put("PLAINTEXT only", Map.of("process.roles", "broker,controller", "node.id", "1",
+        refused.put("SASL on the quorum is not supported", Map.of("process.roles", "broker,controller", "node.id", "1",
+                "controller.quorum.voters", "1@127.0.0.1:29193", "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29193",
+                "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:SASL_SSL"));
+        refused.put("needs a keystore and a truststore", Map.of("process.roles", "broker,controller", "node.id", "1",
                 "controller.quorum.voters", "1@127.0.0.1:29193", "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29193",
                 "listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:SSL"));
         refused.put("no listener of that name", Map.of("listeners", "PLAINTEXT://127.0.0.1:0", "inter.broker.listener.name", "INTERNAL"));

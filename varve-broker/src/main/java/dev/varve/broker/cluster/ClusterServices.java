@@ -99,6 +99,7 @@ public final class ClusterServices implements AutoCloseable {
                         new File(firstDir, "__cluster_metadata").toPath())
                 .clusterId(clusterId)
                 .electionTimeoutMs(electionMs, 2 * electionMs)
+                .tls(security.quorumTls())
                 .build();
 
         TopicRegistry topics = context.topics();
@@ -108,7 +109,8 @@ public final class ClusterServices implements AutoCloseable {
         // 1. the topic registry (and log configs) follow the image
         publisher.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000), 30_000, timer);
+        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000,
+                security.quorumTls()), 30_000, timer);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());
         logManager.addStorageFailureListener(lifecycle::onStorageFailure);

@@ -251,13 +251,19 @@ public final class ListenerSecurity implements Closeable {
         this.config = new AbstractConfig(DEF, props, false);
         Map<String, SecurityProtocol> map = protocolMap(config.getString(PROTOCOL_MAP), controllerListeners,
                 controller && config.getString(PROTOCOL_MAP) == null);
+        QuorumTlsHolder quorum = null;
         for (String name : controllerListeners) {
             SecurityProtocol p = map.get(ListenerName.normalised(name).value());
-            if (p != null && p != SecurityProtocol.PLAINTEXT) {
+            if (p != null && p != SecurityProtocol.PLAINTEXT && p != SecurityProtocol.SSL) {
                 throw new ConfigException(PROTOCOL_MAP, config.getString(PROTOCOL_MAP),
-                        "the controller listener " + name + " is " + p + ": Varve's metadata quorum speaks PLAINTEXT only");
+                        "the controller listener " + name + " is " + p + ": Varve's metadata quorum speaks PLAINTEXT, or SSL"
+                                + " with mutual authentication (SASL on the quorum is not supported)");
+            }
+            if (p == SecurityProtocol.SSL && quorum == null) {
+                quorum = new QuorumTlsHolder(quorumTls(ListenerName.normalised(name)));
             }
         }
+        this.quorumTls = quorum == null ? null : quorum.tls();
         try {
             for (String listed : clientListenerNames) {
                 String name = ListenerName.normalised(listed).value();
@@ -274,6 +280,69 @@ public final class ListenerSecurity implements Closeable {
             close();
             throw e;
         }
+    }
+
+    private record QuorumTlsHolder(dev.varve.metadata.quorum.QuorumTls tls) {
+    }
+
+    private final dev.varve.metadata.quorum.QuorumTls quorumTls;
+
+    /** Mutual TLS for the metadata quorum (controller listener on SSL), or null for plaintext. */
+    public dev.varve.metadata.quorum.QuorumTls quorumTls() {
+        return quorumTls;
+    }
+
+    /**
+     * The controller listener's key and trust material ({@code listener.name.<controller>.ssl.keystore.*},
+     * {@code .ssl.truststore.*}, or the unprefixed ones): this node presents its certificate to the other
+     * voters and to brokers, and accepts only peers whose certificate the truststore trusts.
+     */
+    private dev.varve.metadata.quorum.QuorumTls quorumTls(ListenerName name) {
+        Map<String, Object> values = config.valuesWithPrefixOverride(name.configPrefix());
+        String prefix = name.configPrefix();
+        String keystore = (String) values.get(SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG);
+        String truststore = (String) values.get(SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG);
+        if (keystore == null || truststore == null) {
+            throw new ConfigException(prefix + (keystore == null ? SslConfigs.SSL_KEYSTORE_LOCATION_CONFIG
+                    : SslConfigs.SSL_TRUSTSTORE_LOCATION_CONFIG), null, "the metadata quorum on SSL authenticates every peer:"
+                    + " the controller listener needs a keystore and a truststore (files, PKCS12 or JKS)");
+        }
+        try {
+            java.security.KeyStore keys = loadStore(prefix + SslConfigs.SSL_KEYSTORE_TYPE_CONFIG,
+                    (String) values.get(SslConfigs.SSL_KEYSTORE_TYPE_CONFIG), keystore,
+                    (org.apache.kafka.common.config.types.Password) values.get(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG));
+            org.apache.kafka.common.config.types.Password keyPassword =
+                    (org.apache.kafka.common.config.types.Password) values.get(SslConfigs.SSL_KEY_PASSWORD_CONFIG);
+            if (keyPassword == null) {
+                keyPassword = (org.apache.kafka.common.config.types.Password) values.get(SslConfigs.SSL_KEYSTORE_PASSWORD_CONFIG);
+            }
+            javax.net.ssl.KeyManagerFactory kmf = javax.net.ssl.KeyManagerFactory.getInstance(
+                    javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+            kmf.init(keys, keyPassword == null ? new char[0] : keyPassword.value().toCharArray());
+            java.security.KeyStore trust = loadStore(prefix + SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG,
+                    (String) values.get(SslConfigs.SSL_TRUSTSTORE_TYPE_CONFIG), truststore,
+                    (org.apache.kafka.common.config.types.Password) values.get(SslConfigs.SSL_TRUSTSTORE_PASSWORD_CONFIG));
+            javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
+                    javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+            tmf.init(trust);
+            return new dev.varve.metadata.quorum.QuorumTls(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
+        } catch (java.security.GeneralSecurityException | java.io.IOException e) {
+            throw new ConfigException("cannot set up TLS for the metadata quorum (listener " + name.value() + "): " + e.getMessage());
+        }
+    }
+
+    private static java.security.KeyStore loadStore(String typeKey, String type, String location,
+                                                    org.apache.kafka.common.config.types.Password password)
+            throws java.security.GeneralSecurityException, java.io.IOException {
+        String t = type == null ? "JKS" : type;
+        if (t.equalsIgnoreCase("PEM")) {
+            throw new ConfigException(typeKey, t, "the metadata quorum reads PKCS12 or JKS stores, not PEM");
+        }
+        java.security.KeyStore store = java.security.KeyStore.getInstance(t);
+        try (java.io.InputStream in = java.nio.file.Files.newInputStream(java.nio.file.Path.of(location))) {
+            store.load(in, password == null ? null : password.value().toCharArray());
+        }
+        return store;
     }
 
     private Listener listener(ListenerName name, SecurityProtocol protocol) {

@@ -60,6 +60,12 @@ public final class ControllerClient implements AutoCloseable {
      */
     public ControllerClient(Map<Integer, InetSocketAddress> voters, String clusterId, long requestTimeoutMs,
                             int maxAttempts) {
+        this(voters, clusterId, requestTimeoutMs, maxAttempts, null);
+    }
+
+    /** As above, over mutual TLS when {@code tls} is not null (the voters must serve TLS too). */
+    public ControllerClient(Map<Integer, InetSocketAddress> voters, String clusterId, long requestTimeoutMs,
+                            int maxAttempts, QuorumTls tls) {
         QuorumConfig shape = QuorumConfig.builder(voters.keySet().iterator().next(), voters,
                 java.nio.file.Path.of(".")).clusterId(clusterId).build();
         List<RaftPeer> peers = new ArrayList<>();
@@ -69,18 +75,26 @@ public final class ControllerClient implements AutoCloseable {
             peers.add(RaftPeer.newBuilder().setId(MetadataQuorum.peerIdOf(e.getKey())).setAddress(hostPort).build());
         }
         this.properties = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
+        this.tls = tls;
+        if (tls != null) {
+            QuorumTls.useGrpc(properties, null);
+        } else {
+            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.NETTY);
+        }
         RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(requestTimeoutMs, TimeUnit.MILLISECONDS));
         this.group = RaftGroup.valueOf(RaftGroupId.valueOf(shape.groupUuid()), peers);
         this.maxAttempts = maxAttempts;
         newClient();
     }
 
+    private final QuorumTls tls;
+
     private RaftClient newClient() {
         RaftClient c = RaftClient.newBuilder()
                 .setClientId(ClientId.randomId())
                 .setRaftGroup(group)
                 .setProperties(properties)
+                .setParameters(tls == null ? new org.apache.ratis.conf.Parameters() : tls.parameters())
                 .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(maxAttempts,
                         TimeDuration.valueOf(100, TimeUnit.MILLISECONDS)))
                 .build();

@@ -102,13 +102,16 @@ public final class MetadataQuorum implements AutoCloseable {
         this.stateMachine = new MetadataStateMachine(config.nodeId(), listener, snapshotSource, this::onFatal);
         RaftServer built = null;
         try {
-            built = RaftServer.newBuilder()
+            RaftServer.Builder builder = RaftServer.newBuilder()
                     .setServerId(peerId)
                     .setGroup(RaftGroup.valueOf(groupId, peers(config)))
                     .setStateMachine(stateMachine)
                     .setProperties(properties(config, snapshotSource != null))
-                    .setOption(RaftStorage.StartupOption.RECOVER)
-                    .build();
+                    .setOption(RaftStorage.StartupOption.RECOVER);
+            if (config.tls() != null) {
+                builder.setParameters(config.tls().parameters());
+            }
+            built = builder.build();
             built.start();
             this.server = built;
             this.division = built.getDivision(groupId);
@@ -414,9 +417,13 @@ public final class MetadataQuorum implements AutoCloseable {
 
     private static RaftProperties properties(QuorumConfig config, boolean snapshots) {
         RaftProperties p = new RaftProperties();
-        RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
-        NettyConfigKeys.Server.setHost(p, config.address().getHostString());
-        NettyConfigKeys.Server.setPort(p, config.address().getPort());
+        if (config.tls() != null) {
+            QuorumTls.useGrpc(p, config.address());
+        } else {
+            RaftConfigKeys.Rpc.setType(p, SupportedRpcType.NETTY);
+            NettyConfigKeys.Server.setHost(p, config.address().getHostString());
+            NettyConfigKeys.Server.setPort(p, config.address().getPort());
+        }
         RaftServerConfigKeys.setStorageDir(p, List.of(config.storageDir().toFile()));
 
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, ms(config.electionTimeoutMinMs()));

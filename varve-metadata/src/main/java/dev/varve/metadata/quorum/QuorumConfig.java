@@ -69,6 +69,7 @@ public final class QuorumConfig {
     private final long requestTimeoutMs;
     private final int maxEntryBytes;
     private final long logSegmentBytes;
+    private final QuorumTls tls;
 
     private QuorumConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -84,6 +85,12 @@ public final class QuorumConfig {
         this.requestTimeoutMs = b.requestTimeoutMs;
         this.maxEntryBytes = b.maxEntryBytes;
         this.logSegmentBytes = b.logSegmentBytes;
+        this.tls = b.tls;
+    }
+
+    /** Mutual TLS on the quorum (Ratis over gRPC); null: plaintext (Ratis over Netty). */
+    public QuorumTls tls() {
+        return tls;
     }
 
     /**
@@ -253,6 +260,7 @@ public final class QuorumConfig {
         private long requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
         private int maxEntryBytes = DEFAULT_MAX_ENTRY_BYTES;
         private long logSegmentBytes = DEFAULT_LOG_SEGMENT_BYTES;
+        private QuorumTls tls;
 
         private Builder(int nodeId, Map<Integer, InetSocketAddress> voters, Path storageDir) {
             this.nodeId = nodeId;
@@ -310,6 +318,12 @@ public final class QuorumConfig {
         /** Largest entry {@code append} accepts (at most {@link #MAX_ENTRY_BYTES_LIMIT}). */
         public Builder maxEntryBytes(int maxBytes) {
             this.maxEntryBytes = maxBytes;
+            return this;
+        }
+
+        /** Mutual TLS on the quorum (null: plaintext). */
+        public Builder tls(QuorumTls tls) {
+            this.tls = tls;
             return this;
         }
 
