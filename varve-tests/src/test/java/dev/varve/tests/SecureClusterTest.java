@@ -38,9 +38,10 @@ import static org.awaitility.Awaitility.await;
 
 /**
  * A 3-process cluster whose only Kafka-protocol listener is secured, once as SSL with mutual TLS required
- * (each broker presents its own certificate to the others and checks theirs, hostname included) and once
- * as SASL_SSL with SASL/PLAIN (brokers log in to each other with the listener's own JAAS section, as
- * Kafka brokers do): clients, replica fetches, transaction markers and verification all go over it. An
+ * (each broker presents its own certificate to the others and checks theirs, hostname included; the
+ * metadata quorum on mutual TLS too), once as SASL_SSL with SCRAM, once as SASL_SSL with SASL/PLAIN and
+ * ACLs on (brokers log in to each other with the listener's own JAAS section, as Kafka brokers do):
+ * clients, replica fetches, transaction markers and verification all go over it. An
  * acks=all producer keeps writing while a leader is killed -9 and restarted; the restarted broker catches
  * up over the secured listener and rejoins every ISR, and every acknowledged record is read back exactly
  * once, in order.
@@ -57,10 +58,29 @@ class SecureClusterTest {
     void replicationAndFailoverOverMutualTls() throws Exception {
         TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
         Path app = ca.pkcs12(ca.issue("CN=app,O=clients"), "app.p12");
-        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("ssl.client.auth", "required"), "SSL",
+        TestPki stranger = TestPki.create(dir.resolve("stranger"), "stranger");
+        Path strangerCert = stranger.pkcs12(stranger.issue("CN=broker-9,O=varve"), "broker-9.p12");
+        // the metadata quorum on mutual TLS too (Ratis over gRPC)
+        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("ssl.client.auth", "required",
+                        "listener.security.protocol.map", "SSL:SSL,CONTROLLER:SSL"), "SSL",
                 id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
                 ca.clientSsl(app))) {
+            // the leader killed -9 is a voter: the quorum elects and commits over TLS without it, and it rejoins
             produceThroughAFailover(cluster, "(SSL, SSL,");
+
+            // the quorum port is no door to the metadata: it serves TLS to its authority's certificates only
+            TestCluster.Node voter = cluster.node(2);
+            assertThat(ca.servedSerial(voter.host, voter.raftPort, app)).isNotNull();
+            try (java.net.Socket plain = new java.net.Socket(voter.host, voter.raftPort)) {
+                plain.setSoTimeout(5_000);
+                plain.getOutputStream().write(new byte[]{0, 0, 0, 10, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0});
+                assertThatThrownBy(() -> new java.io.DataInputStream(plain.getInputStream()).readInt())
+                        .as("a plaintext client gets nothing back").isInstanceOf(java.io.IOException.class);
+            }
+            assertThatThrownBy(() -> ca.servedSerial(voter.host, voter.raftPort, null)).as("no client certificate")
+                    .isInstanceOf(IllegalStateException.class);
+            assertThatThrownBy(() -> stranger.servedSerial(voter.host, voter.raftPort, strangerCert))
+                    .as("another authority's certificate").isInstanceOf(IllegalStateException.class);
             // KIP-226 in a cluster: one broker's certificate rotated through the metadata, no restart
             TestCluster.Node node = cluster.nodes().get(0);
             TestPki.Issued renewed = ca.issue("CN=broker-" + node.id + ",O=varve");
@@ -81,24 +101,6 @@ class SecureClusterTest {
             try (Admin admin = cluster.admin()) {
                 assertThat(admin.describeCluster().nodes().get(30, TimeUnit.SECONDS)).hasSize(3);
             }
-        }
-    }
-
-    @Test
-    void replicationAndFailoverOverSaslSsl() throws Exception {
-        TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
-        String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"broker\""
-                + " password=\"broker-secret\" user_broker=\"broker-secret\" user_app=\"app-secret\";";
-        Map<String, Object> client = new java.util.HashMap<>(ca.clientSsl(null));
-        client.put("security.protocol", "SASL_SSL");
-        client.put("sasl.mechanism", "PLAIN");
-        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"app\""
-                + " password=\"app-secret\";");
-        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN",
-                        "sasl.mechanism.inter.broker.protocol", "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config", jaas),
-                "SASL_SSL", id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
-                client)) {
-            produceThroughAFailover(cluster, "(SASL_SSL, SASL_SSL,");
         }
     }
 
