@@ -24,7 +24,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * The control plane at scale, on a real 3-process cluster: one CreateTopics of 1,000 partitions with
+ * The control plane at scale, on a real 3-process cluster secured as users run one (SASL_SSL between
+ * clients and brokers and between brokers, the metadata quorum on mutual TLS, ACLs on, the application a
+ * user of its own): one CreateTopics of 1,000 partitions with
  * RF=3 (answered NONE on its first try, every partition led with 3 in sync), acks=all producing over
  * all of them, kill -9 of a broker (every partition led elsewhere), its restart (every partition back
  * to 3 in sync), and every acknowledged record read back exactly once, in order. The brokers' logs
@@ -87,9 +89,25 @@ class ScaleClusterTest {
         // it has caught up, whatever the lag time.
         Map<String, String> kafkaLiveness = Map.of("broker.session.timeout.ms", "9000", "broker.heartbeat.interval.ms", "2000",
                 "replica.lag.time.max.ms", "30000");
-        try (TestCluster cluster = TestCluster.start(dir, 3, kafkaLiveness); Admin admin = cluster.admin()) {
+        // as users run at scale: every listener secured (SASL_SSL for clients and brokers, the metadata quorum on
+        // mutual TLS), ACLs on, the brokers super users; the application writes and reads as a user of its own
+        TestPki ca = TestPki.create(dir.resolve("pki"), "scale");
+        Map<String, String> secured = new HashMap<>(kafkaLiveness);
+        secured.put("listener.security.protocol.map", "SASL_SSL:SASL_SSL,CONTROLLER:SSL");
+        secured.put("sasl.enabled.mechanisms", "PLAIN");
+        secured.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
+        secured.put("listener.name.sasl_ssl.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule"
+                + " required username=\"broker\" password=\"broker-secret\" user_broker=\"broker-secret\""
+                + " user_operator=\"operator-secret\" user_app=\"app-secret\";");
+        secured.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
+        secured.put("super.users", "User:broker;User:operator");
+        try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, secured, "SASL_SSL",
+                id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
+                user(ca, "operator"));
+             Admin admin = cluster.admin()) {
+            cluster.useClientSecurity(user(ca, "app"));
             try {
-                phases(cluster, admin, clientEvents);
+                phases(cluster, admin, user(ca, "operator"), clientEvents);
             } catch (Throwable t) {
                 keepLogs(cluster); // whatever failed: a wait for the resync as much as a producer error
                 throw t;
@@ -97,7 +115,16 @@ class ScaleClusterTest {
         }
     }
 
-    private void phases(TestCluster cluster, Admin admin,
+    private static Map<String, Object> user(TestPki ca, String name) {
+        Map<String, Object> client = new HashMap<>(ca.clientSsl(null));
+        client.put("security.protocol", "SASL_SSL");
+        client.put("sasl.mechanism", "PLAIN");
+        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + name
+                + "\" password=\"" + name + "-secret\";");
+        return client;
+    }
+
+    private void phases(TestCluster cluster, Admin admin, Map<String, Object> operator,
                         ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> clientEvents)
             throws Exception {
         long t0 = System.nanoTime();
@@ -105,6 +132,22 @@ class ScaleClusterTest {
         TestCluster.createAndAwaitInSync(admin, new NewTopic(TOPIC, PARTITIONS, (short) 3)
                 .configs(Map.of("min.insync.replicas", "2")), Duration.ofSeconds(60));
         assertThat(TestCluster.describe(admin, TOPIC)).hasSize(PARTITIONS);
+        // the application's grant (the admin client is the operator's, a super user)
+        admin.createAcls(List.of(new org.apache.kafka.common.acl.AclBinding(
+                new org.apache.kafka.common.resource.ResourcePattern(org.apache.kafka.common.resource.ResourceType.TOPIC, TOPIC,
+                        org.apache.kafka.common.resource.PatternType.LITERAL),
+                new org.apache.kafka.common.acl.AccessControlEntry("User:app", "*", org.apache.kafka.common.acl.AclOperation.ALL,
+                        org.apache.kafka.common.acl.AclPermissionType.ALLOW)))).all().get(30, TimeUnit.SECONDS);
+        // every broker has it before the application starts (a refusal is not retried by the producer)
+        for (TestCluster.Node node : cluster.nodes()) {
+            Map<String, Object> only = new HashMap<>(operator);
+            only.put(org.apache.kafka.clients.admin.AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, node.bootstrap());
+            try (Admin one = Admin.create(only)) {
+                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() -> assertThat(
+                        one.describeAcls(org.apache.kafka.common.acl.AclBindingFilter.ANY).values().get(10, TimeUnit.SECONDS))
+                        .hasSize(1));
+            }
+        }
         System.out.printf("%d partitions led with 3 in sync %d ms after CreateTopics%n", PARTITIONS,
                 TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
 

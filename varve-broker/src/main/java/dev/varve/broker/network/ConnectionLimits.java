@@ -146,21 +146,36 @@ final class ConnectionLimits {
         next.forEach(Runnable::run);
     }
 
+    /** Until when accepting is paused: broker-wide (counted listeners), and per listener. */
+    private long brokerPausedUntil;
+    private final Map<String, Long> listenerPausedUntil = new HashMap<>();
+
     /**
-     * Records a new connection on {@code listener} ({@code counted}: under the broker-wide rate) and
-     * returns how long the listener must stop accepting (0: go on).
+     * A new connection on {@code listener} ({@code counted}: under the broker-wide rate): how long to wait
+     * before taking it up, as if the acceptor had paused. Connections are taken up one after the other: each
+     * is recorded at the time it is taken up, and when that puts the rate past its limit, accepting pauses
+     * for as long as the rate needs to fall back (at most one quota window) before the next one.
      */
-    synchronized long recordCreation(String listener, boolean counted, long nowMs) {
-        long throttle = 0;
-        if (counted && brokerRate != Integer.MAX_VALUE) {
-            throttle = brokerCreations.recordAndThrottle(1, nowMs, brokerRate, windowMs);
-        }
+    synchronized long creationDelay(String listener, boolean counted, long nowMs) {
         Integer rate = listenerRates.get(listener);
-        if (rate != null && rate != Integer.MAX_VALUE) {
-            throttle = Math.max(throttle, listenerCreations.computeIfAbsent(listener, l -> new SampledRate(samples, windowMs))
-                    .recordAndThrottle(1, nowMs, rate, windowMs));
+        boolean limited = rate != null && rate != Integer.MAX_VALUE;
+        boolean brokerLimited = counted && brokerRate != Integer.MAX_VALUE;
+        if (!limited && !brokerLimited) {
+            return 0;
         }
-        return throttle;
+        long start = Math.max(nowMs, listenerPausedUntil.getOrDefault(listener, 0L));
+        if (counted) {
+            start = Math.max(start, brokerPausedUntil);
+        }
+        if (brokerLimited) {
+            brokerPausedUntil = Math.max(brokerPausedUntil, start + brokerCreations.recordAndThrottle(1, start, brokerRate, windowMs));
+        }
+        if (limited) {
+            long pause = listenerCreations.computeIfAbsent(listener, l -> new SampledRate(samples, windowMs))
+                    .recordAndThrottle(1, start, rate, windowMs);
+            listenerPausedUntil.put(listener, Math.max(listenerPausedUntil.getOrDefault(listener, 0L), start + pause));
+        }
+        return start - nowMs;
     }
 
     private void release(InetAddress address) {

@@ -77,16 +77,24 @@ public final class KafkaServer implements AutoCloseable {
                         .childHandler(new ChannelInitializer<SocketChannel>() {
                             @Override
                             protected void initChannel(SocketChannel ch) {
-                                java.net.InetAddress address = ch.remoteAddress().getAddress();
-                                long pause = limits.recordCreation(name, counted, System.currentTimeMillis());
-                                if (pause > 0) {
-                                    // max.connection.creation.rate: accept nothing more on this listener for a while
-                                    Channel server = ch.parent();
-                                    server.config().setAutoRead(false);
-                                    server.eventLoop().schedule(() -> {
-                                        server.config().setAutoRead(true);
-                                    }, pause, TimeUnit.MILLISECONDS);
+                                long delay = limits.creationDelay(name, counted, System.currentTimeMillis());
+                                if (delay <= 0) {
+                                    admit(ch, false);
+                                    return;
                                 }
+                                // max.connection.creation.rate: as behind Kafka's paused acceptor, this connection is
+                                // taken up only once the rate allows (nothing of it is read meanwhile)
+                                ch.config().setAutoRead(false);
+                                ch.eventLoop().schedule(() -> {
+                                    if (ch.isActive()) {
+                                        admit(ch, true);
+                                    }
+                                }, delay, TimeUnit.MILLISECONDS);
+                            }
+
+                            /** Applies the connection limits; {@code late}: the channel was already active (handlers added now). */
+                            private void admit(SocketChannel ch, boolean late) {
+                                java.net.InetAddress address = ch.remoteAddress().getAddress();
                                 Runnable serveLater = () -> ch.eventLoop().execute(() -> {
                                     if (ch.isActive()) {
                                         serve(ch);
@@ -103,7 +111,13 @@ public final class KafkaServer implements AutoCloseable {
                                         ch.config().setAutoRead(false);
                                         ch.closeFuture().addListener(f -> limits.gaveUp(address, serveLater));
                                     }
-                                    case SERVE -> serve(ch);
+                                    case SERVE -> {
+                                        serve(ch);
+                                        if (late) {
+                                            ch.pipeline().fireChannelActive();
+                                            ch.config().setAutoRead(true);
+                                        }
+                                    }
                                 }
                             }
 

@@ -157,8 +157,9 @@ class ConnectionLimitsTest {
 
     /**
      * At max.connection.creation.rate=2 with 3 samples of 1 s, eight connections opened at once cannot all
-     * be taken within the first second: the listener pauses accepting, so the last is answered only after
-     * the pause. Measured from one side only (they cannot be faster), so a slow machine cannot fail it.
+     * be taken up at once: past the fourth (2/s judged over 2 s) accepting pauses 0.5 s, then 1 s after each
+     * of the next, so the eighth is answered about 2.5 s after the first. Asserted as at least 1.5 s, from
+     * one side only (they cannot be faster), so a slow machine cannot fail it.
      */
     @Test
     void pastMaxConnectionCreationRateTheListenerPausesAccepting() throws Exception {
@@ -173,8 +174,7 @@ class ConnectionLimitsTest {
                     assertThat(answered(s, 30_000)).as("connection %d is served in the end", i).isTrue();
                 }
                 long ms = (System.nanoTime() - start) / 1_000_000;
-                // 8 connections at 2/s judged over at least 2 s windows: the rate is back under 2/s only after ~2 s
-                assertThat(ms).as("8 connections took %d ms", ms).isGreaterThanOrEqualTo(1_000);
+                assertThat(ms).as("8 connections took %d ms", ms).isGreaterThanOrEqualTo(1_500);
             } finally {
                 for (Socket s : open) {
                     s.close();
