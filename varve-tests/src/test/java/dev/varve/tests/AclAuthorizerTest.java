@@ -70,19 +70,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class AclAuthorizerTest {
-    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
-            + " user_admin=\"admin-secret\" user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
+    private static final String JAAS = PlainUsers.jaas(null, "admin", "alice", "bob");
 
     @TempDir
     Path dir;
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closer closing = new Closer();
     private Broker broker;
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
+        closing.close();
         if (broker != null) {
             broker.close();
         }
@@ -106,12 +103,7 @@ class AclAuthorizerTest {
     }
 
     private static Map<String, Object> user(String name) {
-        Map<String, Object> p = new HashMap<>();
-        p.put("security.protocol", "SASL_PLAINTEXT");
-        p.put("sasl.mechanism", "PLAIN");
-        p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + name
-                + "\" password=\"" + name + "-secret\";");
-        return p;
+        return PlainUsers.client("SASL_PLAINTEXT", name);
     }
 
     private Admin admin(String name) {
@@ -313,14 +305,7 @@ class AclAuthorizerTest {
 
         int acls = admin.describeAcls(AclBindingFilter.ANY).values().get(15, TimeUnit.SECONDS).size();
         assertThat(acls).as("alice: WRITE, READ, DESCRIBE on orders, READ on app, WRITE on alice-*; bob: DESCRIBE on payments, ALL on bob-*").isEqualTo(7);
-        closing.forEach(c -> {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // closing clients of a test
-            }
-        });
-        closing.clear();
+        closing.close();
         broker.close();
         broker = start(Map.of());
         assertThat(admin("admin").describeAcls(AclBindingFilter.ANY).values().get(15, TimeUnit.SECONDS)).hasSize(acls);

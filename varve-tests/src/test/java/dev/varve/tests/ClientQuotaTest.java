@@ -44,22 +44,19 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class ClientQuotaTest {
-    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
-            + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
+    private static final String JAAS = PlainUsers.jaas(null, "alice", "bob");
     private static final int RECORD = 8 * 1024;
     private static final int RECORDS = 500; // 4 MB
     private static final long QUOTA = 512 * 1024; // bytes per second
 
     @TempDir
     Path dir;
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closer closing = new Closer();
     private Broker broker;
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
+        closing.close();
         if (broker != null) {
             broker.close();
         }
@@ -78,12 +75,7 @@ class ClientQuotaTest {
     }
 
     private static Map<String, Object> user(String name) {
-        Map<String, Object> p = new HashMap<>();
-        p.put("security.protocol", "SASL_PLAINTEXT");
-        p.put("sasl.mechanism", "PLAIN");
-        p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + name
-                + "\" password=\"" + name + "-secret\";");
-        return p;
+        return PlainUsers.client("SASL_PLAINTEXT", name);
     }
 
     private Admin admin(String name) {

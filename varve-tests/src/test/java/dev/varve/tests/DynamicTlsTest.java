@@ -33,13 +33,11 @@ class DynamicTlsTest {
     @TempDir
     Path dir;
     private Broker broker;
-    private final List<AutoCloseable> closing = new ArrayList<>();
+    private final Closer closing = new Closer();
 
     @AfterEach
     void close() throws Exception {
-        for (int i = closing.size() - 1; i >= 0; i--) {
-            closing.get(i).close();
-        }
+        closing.close();
         if (broker != null) {
             broker.close();
         }
@@ -112,8 +110,7 @@ class DynamicTlsTest {
         assertThat(served(ca)).isEqualTo(serial(third));
 
         // a restart keeps the rotated keystore, though server.properties still names the first one
-        open.close();
-        closing.clear();
+        closing.close();
         broker.close();
         broker = start(ca, dir.resolve("pki").resolve("broker-1.p12"));
         assertThat(served(ca)).isEqualTo(serial(third));

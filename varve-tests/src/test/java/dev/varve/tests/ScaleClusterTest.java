@@ -96,9 +96,7 @@ class ScaleClusterTest {
         secured.put("listener.security.protocol.map", "SASL_SSL:SASL_SSL,CONTROLLER:SSL");
         secured.put("sasl.enabled.mechanisms", "PLAIN");
         secured.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
-        secured.put("listener.name.sasl_ssl.plain.sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule"
-                + " required username=\"broker\" password=\"broker-secret\" user_broker=\"broker-secret\""
-                + " user_operator=\"operator-secret\" user_app=\"app-secret\";");
+        secured.put("listener.name.sasl_ssl.plain.sasl.jaas.config", PlainUsers.jaas("broker", "broker", "operator", "app"));
         secured.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
         secured.put("super.users", "User:broker;User:operator");
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, secured, "SASL_SSL",
@@ -116,12 +114,7 @@ class ScaleClusterTest {
     }
 
     private static Map<String, Object> user(TestPki ca, String name) {
-        Map<String, Object> client = new HashMap<>(ca.clientSsl(null));
-        client.put("security.protocol", "SASL_SSL");
-        client.put("sasl.mechanism", "PLAIN");
-        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + name
-                + "\" password=\"" + name + "-secret\";");
-        return client;
+        return PlainUsers.overTls(ca, name);
     }
 
     private void phases(TestCluster cluster, Admin admin, Map<String, Object> operator,

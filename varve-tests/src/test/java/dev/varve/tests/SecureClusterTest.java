@@ -113,14 +113,10 @@ class SecureClusterTest {
     @Test
     void scramUsersInTheMetadataAuthenticateClientsAndBrokers() throws Exception {
         TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
-        String plainJaas = "org.apache.kafka.common.security.plain.PlainLoginModule required user_operator=\"operator-secret\";";
+        String plainJaas = PlainUsers.jaas(null, "operator");
         String scramJaas = "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"broker\""
                 + " password=\"broker-secret\";";
-        Map<String, Object> operator = new java.util.HashMap<>(ca.clientSsl(null));
-        operator.put("security.protocol", "SASL_SSL");
-        operator.put("sasl.mechanism", "PLAIN");
-        operator.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"operator\""
-                + " password=\"operator-secret\";");
+        Map<String, Object> operator = plainUser(ca, "operator");
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512",
                         "sasl.mechanism.inter.broker.protocol", "SCRAM-SHA-512",
                         "listener.name.sasl_ssl.plain.sasl.jaas.config", plainJaas,
@@ -165,9 +161,7 @@ class SecureClusterTest {
     @Test
     void aclsInTheMetadataAreEnforcedByEveryBrokerWhileBrokersReplicateAsSuperUsers() throws Exception {
         TestPki ca = TestPki.create(dir.resolve("pki"), "cluster");
-        String jaas = "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"broker\""
-                + " password=\"broker-secret\" user_broker=\"broker-secret\" user_operator=\"operator-secret\""
-                + " user_app=\"app-secret\" user_mallory=\"mallory-secret\";";
+        String jaas = PlainUsers.jaas("broker", "broker", "operator", "app", "mallory");
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("sasl.enabled.mechanisms", "PLAIN",
                         "sasl.mechanism.inter.broker.protocol", "PLAIN", "listener.name.sasl_ssl.plain.sasl.jaas.config", jaas,
                         "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -265,12 +259,7 @@ class SecureClusterTest {
     }
 
     private static Map<String, Object> plainUser(TestPki ca, String user) {
-        Map<String, Object> client = new java.util.HashMap<>(ca.clientSsl(null));
-        client.put("security.protocol", "SASL_SSL");
-        client.put("sasl.mechanism", "PLAIN");
-        client.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
-                + "\" password=\"" + user + "-secret\";");
-        return client;
+        return PlainUsers.overTls(ca, user);
     }
 
     private static void produceThroughAFailover(TestCluster cluster, String listenerLogged) throws Exception {
