@@ -307,6 +307,8 @@ public final class Broker implements AutoCloseable {
         });
         this.security = config.listenerSecurity();
         security.setScramCredentials(scram);
+        // the metadata quorum's peers: with an authorizer, super users or principals granted CLUSTER_ACTION
+        security.setQuorumPeers(context.authorizer()::authorizeQuorumPeer);
         try {
             // KIP-226: keystores and truststores changed without a restart (a single node's are applied again now)
             context.setDynamicTls(new dev.varve.broker.security.DynamicTls(security, clustered ? null : firstDir));

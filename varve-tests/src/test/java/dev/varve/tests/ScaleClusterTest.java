@@ -98,7 +98,8 @@ class ScaleClusterTest {
         secured.put("sasl.mechanism.inter.broker.protocol", "PLAIN");
         secured.put("listener.name.sasl_ssl.plain.sasl.jaas.config", PlainUsers.jaas("broker", "broker", "operator", "app"));
         secured.put("authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer");
-        secured.put("super.users", "User:broker;User:operator");
+        // the brokers as SASL users, and as the quorum's TLS peers (their certificates' names)
+        secured.put("super.users", "User:broker;User:operator;User:O=varve,CN=broker-1;User:O=varve,CN=broker-2;User:O=varve,CN=broker-3");
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, secured, "SASL_SSL",
                 id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
                 user(ca, "operator"));

@@ -61,8 +61,12 @@ class SecureClusterTest {
         TestPki stranger = TestPki.create(dir.resolve("stranger"), "stranger");
         Path strangerCert = stranger.pkcs12(stranger.issue("CN=broker-9,O=varve"), "broker-9.p12");
         // the metadata quorum on mutual TLS too (Ratis over gRPC)
+        // an authorizer that lets everyone at topics without ACLs, and only the brokers (super users) at the quorum
         try (TestCluster cluster = TestCluster.start(dir.resolve("nodes"), 3, Map.of("ssl.client.auth", "required",
-                        "listener.security.protocol.map", "SSL:SSL,CONTROLLER:SSL"), "SSL",
+                        "listener.security.protocol.map", "SSL:SSL,CONTROLLER:SSL",
+                        "authorizer.class.name", "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+                        "allow.everyone.if.no.acl.found", "true",
+                        "super.users", "User:O=varve,CN=broker-1;User:O=varve,CN=broker-2;User:O=varve,CN=broker-3"), "SSL",
                 id -> ca.brokerSsl("", ca.pkcs12(ca.issue("CN=broker-" + id + ",O=varve"), "broker-" + id + ".p12")),
                 ca.clientSsl(app))) {
             // the leader killed -9 is a voter: the quorum elects and commits over TLS without it, and it rejoins
@@ -70,7 +74,10 @@ class SecureClusterTest {
 
             // the quorum port is no door to the metadata: it serves TLS to its authority's certificates only
             TestCluster.Node voter = cluster.node(2);
-            assertThat(ca.servedSerial(voter.host, voter.raftPort, app)).isNotNull();
+            assertThat(ca.servedSerial(voter.host, voter.raftPort, dir.resolve("pki").resolve("broker-1.p12")))
+                    .as("a broker's certificate").isNotNull();
+            assertThatThrownBy(() -> ca.servedSerial(voter.host, voter.raftPort, app))
+                    .as("a client's certificate from the same authority: not a quorum peer").isInstanceOf(IllegalStateException.class);
             try (java.net.Socket plain = new java.net.Socket(voter.host, voter.raftPort)) {
                 plain.setSoTimeout(5_000);
                 plain.getOutputStream().write(new byte[]{0, 0, 0, 10, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0});

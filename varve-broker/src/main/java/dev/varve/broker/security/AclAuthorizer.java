@@ -107,6 +107,18 @@ public final class AclAuthorizer {
         return authorize(context, op, ResourceType.CLUSTER, Acls.CLUSTER_NAME);
     }
 
+    /**
+     * Whether {@code principal} may be a peer of the metadata quorum (a voter, or a broker sending it
+     * commands): with an authorizer, a super user or a principal granted CLUSTER_ACTION on the cluster by an
+     * ACL for any host; {@code allow.everyone.if.no.acl.found} never opens the quorum. Everyone without one.
+     */
+    public boolean authorizeQuorumPeer(KafkaPrincipal principal) {
+        if (acls == null || isSuperUser(principal)) {
+            return true;
+        }
+        return acls.get().authorize(principal, "*", AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, Acls.CLUSTER_NAME, false);
+    }
+
     /** Whether the principal may do {@code op} on some resource of {@code type} (Kafka's authorizeByResourceType). */
     public boolean authorizeAnyOfType(RequestContext context, AclOperation op, ResourceType type) {
         if (acls == null || isSuperUser(context.principal)) {

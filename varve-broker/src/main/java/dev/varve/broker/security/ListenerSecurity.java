@@ -325,9 +325,96 @@ public final class ListenerSecurity implements Closeable {
             javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(
                     javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
             tmf.init(trust);
-            return new dev.varve.metadata.quorum.QuorumTls(kmf.getKeyManagers()[0], tmf.getTrustManagers()[0]);
+            SslPrincipalMapper mapper = SslPrincipalMapper.fromRules(
+                    (String) values.get(BrokerSecurityConfigs.SSL_PRINCIPAL_MAPPING_RULES_CONFIG));
+            return new dev.varve.metadata.quorum.QuorumTls(kmf.getKeyManagers()[0],
+                    new QuorumPeerTrust((javax.net.ssl.X509ExtendedTrustManager) tmf.getTrustManagers()[0], mapper));
         } catch (java.security.GeneralSecurityException | java.io.IOException e) {
             throw new ConfigException("cannot set up TLS for the metadata quorum (listener " + name.value() + "): " + e.getMessage());
+        }
+    }
+
+    private volatile java.util.function.Predicate<org.apache.kafka.common.security.auth.KafkaPrincipal> quorumPeers = p -> true;
+
+    /** Who may be a peer of the metadata quorum (its certificate's principal), beyond holding a trusted certificate. */
+    public void setQuorumPeers(java.util.function.Predicate<org.apache.kafka.common.security.auth.KafkaPrincipal> allowed) {
+        this.quorumPeers = allowed;
+    }
+
+    /**
+     * The quorum's trust: a peer's certificate must chain to the truststore (the JDK's checks, hostname
+     * included) and name a principal ({@code ssl.principal.mapping.rules}) allowed on the quorum: with an
+     * authorizer, a super user or one granted CLUSTER_ACTION, as Kafka requires of controller RPCs.
+     */
+    private final class QuorumPeerTrust extends javax.net.ssl.X509ExtendedTrustManager {
+        private final javax.net.ssl.X509ExtendedTrustManager trust;
+        private final SslPrincipalMapper mapper;
+
+        QuorumPeerTrust(javax.net.ssl.X509ExtendedTrustManager trust, SslPrincipalMapper mapper) {
+            this.trust = trust;
+            this.mapper = mapper;
+        }
+
+        private void allowed(java.security.cert.X509Certificate[] chain) throws java.security.cert.CertificateException {
+            String name;
+            try {
+                name = mapper.getName(chain[0].getSubjectX500Principal().getName());
+            } catch (java.io.IOException e) {
+                throw new java.security.cert.CertificateException("no principal for " + chain[0].getSubjectX500Principal(), e);
+            }
+            org.apache.kafka.common.security.auth.KafkaPrincipal p =
+                    new org.apache.kafka.common.security.auth.KafkaPrincipal(org.apache.kafka.common.security.auth.KafkaPrincipal.USER_TYPE, name);
+            if (!quorumPeers.test(p)) {
+                throw new java.security.cert.CertificateException(p + " is not allowed on the metadata quorum"
+                        + " (a super user, or CLUSTER_ACTION on the cluster, is)");
+            }
+        }
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket socket)
+                throws java.security.cert.CertificateException {
+            trust.checkClientTrusted(chain, authType, socket);
+            allowed(chain);
+        }
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, java.net.Socket socket)
+                throws java.security.cert.CertificateException {
+            trust.checkServerTrusted(chain, authType, socket);
+            allowed(chain);
+        }
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+                throws java.security.cert.CertificateException {
+            trust.checkClientTrusted(chain, authType, engine);
+            allowed(chain);
+        }
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType, javax.net.ssl.SSLEngine engine)
+                throws java.security.cert.CertificateException {
+            trust.checkServerTrusted(chain, authType, engine);
+            allowed(chain);
+        }
+
+        @Override
+        public void checkClientTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                throws java.security.cert.CertificateException {
+            trust.checkClientTrusted(chain, authType);
+            allowed(chain);
+        }
+
+        @Override
+        public void checkServerTrusted(java.security.cert.X509Certificate[] chain, String authType)
+                throws java.security.cert.CertificateException {
+            trust.checkServerTrusted(chain, authType);
+            allowed(chain);
+        }
+
+        @Override
+        public java.security.cert.X509Certificate[] getAcceptedIssuers() {
+            return trust.getAcceptedIssuers();
         }
     }
 
