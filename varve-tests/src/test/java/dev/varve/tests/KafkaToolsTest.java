@@ -209,7 +209,15 @@ class KafkaToolsTest {
         // columns: ProducerId ProducerEpoch LatestCoordinatorEpoch LastSequence LastTimestamp CurrentTransactionStartOffset
         assertThat(producers.stdout()).as(producers.toString()).containsPattern("(?m)^\\d+\\s+0\\s+-1\\s+0\\s+\\d+\\s+0\\s*$");
 
-        // the hanging transaction holds read_committed consumers at offset 0 until it is aborted
+        // find-hanging (ListTransactions filtered by producer id, DescribeTransactions): the coordinator knows this
+        // open transaction and its partition, so it is not hanging, even with no timeout allowed
+        KafkaTool.Result hanging = tool(TRANSACTIONS_COMMAND, "--bootstrap-server", bootstrap, "find-hanging",
+                "--topic", topic, "--max-transaction-timeout", "0");
+        assertThat(hanging.exitCode()).as(hanging.toString()).isZero();
+        assertThat(hanging.stdout().strip().lines().toList()).as(hanging.toString() + ": the header and no hanging row")
+                .singleElement().asString().startsWith("Topic\tPartition\tProducerId");
+
+        // the dead producer's transaction holds read_committed consumers at offset 0 until it is aborted
         TopicPartition tp = new TopicPartition(topic, 0);
         try (Admin admin = Clients.admin(bootstrap)) {
             assertThat(admin.listOffsets(Map.of(tp, OffsetSpec.latest()), new org.apache.kafka.clients.admin.ListOffsetsOptions(
