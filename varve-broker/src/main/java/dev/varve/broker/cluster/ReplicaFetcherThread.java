@@ -2,6 +2,7 @@ package dev.varve.broker.cluster;
 
 import dev.varve.broker.cluster.ReplicaFetcherManager.FollowerPartition;
 import dev.varve.broker.cluster.ReplicaFetcherManager.Leader;
+import dev.varve.broker.replication.FollowerFetchSession;
 import dev.varve.broker.replication.FollowerReplica;
 import dev.varve.broker.replication.FollowerTruncation;
 import dev.varve.broker.replication.ReplicaLog;
@@ -10,7 +11,6 @@ import dev.varve.storage.PartitionLog;
 import org.apache.kafka.clients.ClientResponse;
 import org.apache.kafka.common.Node;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.CorruptRecordException;
 import org.apache.kafka.common.errors.KafkaStorageException;
 import org.apache.kafka.common.message.FetchResponseData;
@@ -23,7 +23,6 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.record.internal.MutableRecordBatch;
 import org.apache.kafka.common.record.internal.Records;
-import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
 import org.apache.kafka.common.requests.ListOffsetsRequest;
@@ -36,7 +35,6 @@ import org.slf4j.LoggerFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,10 +85,11 @@ import java.util.function.LongSupplier;
  */
 final class ReplicaFetcherThread extends Thread {
     private static final Logger LOG = LoggerFactory.getLogger(ReplicaFetcherThread.class);
-    /** Fetch v12 brings LastFetchedEpoch/DivergingEpoch, which truncation relies on (no OffsetForLeaderEpoch round). */
-    private static final short MIN_FETCH_VERSION = 12;
-    /** The last Fetch version that names topics (v13+ carry topic ids only). */
-    private static final short LAST_FETCH_VERSION_WITH_NAMES = 12;
+    /**
+     * Fetch v12 brings LastFetchedEpoch/DivergingEpoch, which truncation relies on (no OffsetForLeaderEpoch
+     * round); v13 topic ids, which the fetch session names partitions by.
+     */
+    private static final short MIN_FETCH_VERSION = 13;
     /** Upper bound of one idle wait, so a thread re-checks its state now and then whatever happens. */
     private static final long MAX_IDLE_WAIT_MS = 1_000;
     /** Back-off after the leader served a batch that fails its CRC (it will not heal in 100 ms). */
@@ -125,10 +124,6 @@ final class ReplicaFetcherThread extends Thread {
         }
     }
 
-    /** What one partition of an in-flight fetch was requested for. */
-    private record Sent(PartitionState state, long fetchOffset) {
-    }
-
     private final Leader leader;
     private final int localBrokerId;
     private final LongSupplier brokerEpoch;
@@ -136,7 +131,7 @@ final class ReplicaFetcherThread extends Thread {
     private final Time time;
     private final String prefix;
     /** The incremental fetch session with this leader (fetcher thread only). */
-    private final FetchSessionHandler fetchSession;
+    private final FollowerFetchSession<PartitionState> fetchSession = new FollowerFetchSession<>();
     private final Runnable afterAnswer;
     private final LeaderConnection connection;
     /**
@@ -188,7 +183,6 @@ final class ReplicaFetcherThread extends Thread {
         this.afterAnswer = afterAnswer;
         this.prefix = "[ReplicaFetcher replicaId=" + localBrokerId + ", leaderId=" + leader.brokerId()
                 + ", fetcherId=" + fetcherId + "] ";
-        this.fetchSession = new FetchSessionHandler(new LogContext(prefix), leader.brokerId());
         this.connection = new LeaderConnection(new Node(leader.brokerId(), leader.host(), leader.port()),
                 "broker-" + localBrokerId + "-fetcher-" + fetcherId, config.socketTimeoutMs(), time, new LogContext(prefix),
                 transport);
@@ -309,14 +303,17 @@ final class ReplicaFetcherThread extends Thread {
                 resolveOutOfRange(s);
             }
         }
-        Map<TopicPartition, Sent> sent = new LinkedHashMap<>(capacityFor(due.size()));
-        FetchRequest.Builder request = buildFetch(sent, due.size());
-        if (sent.isEmpty()) {
+        FollowerFetchSession.Request<PartitionState> fetch = buildFetch();
+        if (fetch == null) {
             return;
         }
-        ClientResponse response = connection.roundTrip(request, this::isRunning);
+        ClientResponse response = connection.roundTrip(new FetchRequest.Builder(MIN_FETCH_VERSION, ApiKeys.FETCH.latestVersion(),
+                localBrokerId, brokerEpoch.getAsLong(), config.fetchWaitMaxMs(), config.fetchMinBytes(), fetch.toSend())
+                .removed(fetch.toForget())
+                .setMaxBytes(config.fetchResponseMaxBytes())
+                .metadata(fetch.metadata()), this::isRunning);
         if (response != null) {
-            handleFetchResponse(response, sent);
+            handleFetchResponse(response, fetch);
         }
     }
 
@@ -353,17 +350,17 @@ final class ReplicaFetcherThread extends Thread {
 
     // ---------------------------------------------------------------- fetch
 
-    /** A hash map's initial capacity for n entries without rehashing (an idle fetch lists every partition). */
-    private static int capacityFor(int n) {
-        return (int) (n / 0.75f) + 1;
-    }
-
-    private FetchRequest.Builder buildFetch(Map<TopicPartition, Sent> sent, int expected) {
-        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>(capacityFor(expected));
-        boolean allHaveIds = true;
+    /**
+     * The next fetch: every partition not backing off, at its log end, with its log start, the partition's
+     * leader epoch and the epoch of its last batch. In an incremental fetch session (KIP-227) the leader
+     * keeps the partitions and their positions, so the request carries only what changed and the answer
+     * only partitions with news. Null when no partition is due.
+     */
+    private FollowerFetchSession.Request<PartitionState> buildFetch() {
         long now = time.milliseconds();
         lock.lock();
         try {
+            fetchSession.begin();
             ReplicationQuotas q = quotas.get();
             for (PartitionState s : new ArrayList<>(partitions.values())) {
                 if (s.retryAtMs > now || s.outOfRange) {
@@ -380,32 +377,17 @@ final class ReplicaFetcherThread extends Thread {
                         s.started = true;
                     }
                     PartitionLog log = s.log();
-                    long fetchOffset = log.logEndOffset();
                     OptionalInt lastEpoch = log.epochCache().latestEpoch();
-                    fetchData.put(s.tp(), new FetchRequest.PartitionData(s.target.topicId(), fetchOffset, log.logStartOffset(),
-                            config.fetchMaxBytes(), Optional.of(s.target.leaderEpoch()),
-                            lastEpoch.isPresent() ? Optional.of(lastEpoch.getAsInt()) : Optional.empty()));
-                    sent.put(s.tp(), new Sent(s, fetchOffset));
-                    allHaveIds &= !Uuid.ZERO_UUID.equals(s.target.topicId());
+                    fetchSession.add(s, s.tp(), s.target.topicId(), log.logEndOffset(), log.logStartOffset(),
+                            s.target.leaderEpoch(), lastEpoch.orElse(-1), config.fetchMaxBytes());
                 } catch (RuntimeException e) {
                     failed(s, e, now);
                 }
             }
+            return fetchSession.build();
         } finally {
             lock.unlock();
         }
-        // An incremental fetch session (KIP-227): the leader keeps the partitions and their positions;
-        // a request carries only what changed and the answer only partitions with news.
-        FetchSessionHandler.Builder session = fetchSession.newBuilder(fetchData.size(), false);
-        fetchData.forEach(session::add);
-        FetchSessionHandler.FetchRequestData built = session.build();
-        short maxVersion = allHaveIds && built.canUseTopicIds() ? ApiKeys.FETCH.latestVersion() : LAST_FETCH_VERSION_WITH_NAMES;
-        return new FetchRequest.Builder(MIN_FETCH_VERSION, maxVersion, localBrokerId, brokerEpoch.getAsLong(),
-                config.fetchWaitMaxMs(), config.fetchMinBytes(), built.toSend())
-                .removed(built.toForget())
-                .replaced(built.toReplace())
-                .setMaxBytes(config.fetchResponseMaxBytes())
-                .metadata(built.metadata());
     }
 
     /** A log with records but no epoch information cannot be compared with the leader's: cut to the HW (Kafka's rule). */
@@ -416,20 +398,21 @@ final class ReplicaFetcherThread extends Thread {
                 step.truncationOffset()));
     }
 
-    private void handleFetchResponse(ClientResponse response, Map<TopicPartition, Sent> sent) {
-        List<PartitionState> states = sent.values().stream().map(Sent::state).toList();
+    private void handleFetchResponse(ClientResponse response, FollowerFetchSession.Request<PartitionState> fetch) {
+        List<PartitionState> states = new ArrayList<>(fetch.partitions().size());
+        fetch.partitions().forEach(sent -> states.add(sent.state()));
         if (response.wasDisconnected() || response.versionMismatch() != null || response.authenticationException() != null) {
-            fetchSession.handleError(new org.apache.kafka.common.errors.DisconnectException(failureOf(response)));
+            fetchSession.handleError();
             leaderUnreachable(states, failureOf(response));
             return;
         }
         leaderReachable(states.size());
         FetchResponse body = (FetchResponse) response.responseBody();
-        if (!fetchSession.handleResponse(body, response.requestHeader().apiVersion())) {
+        if (!fetchSession.handleResponse(body.data())) {
             // the session is gone (evicted, the leader restarted) or out of step: the next fetch is full
             if (body.error() == Errors.FETCH_SESSION_ID_NOT_FOUND || body.error() == Errors.INVALID_FETCH_SESSION_EPOCH
-                    || body.error() == Errors.FETCH_SESSION_TOPIC_ID_ERROR) {
-                LOG.debug("{}fetch session refused with {}; fetching in full", prefix, body.error());
+                    || body.error() == Errors.FETCH_SESSION_TOPIC_ID_ERROR || body.error() == Errors.NONE) {
+                LOG.debug("{}fetch session refused ({}); fetching in full", prefix, body.error());
                 return;
             }
         }
@@ -438,31 +421,30 @@ final class ReplicaFetcherThread extends Thread {
             backOff(states);
             return;
         }
-        Map<Uuid, String> topicNames = new HashMap<>();
-        sent.keySet().forEach(tp -> topicNames.put(sent.get(tp).state().target.topicId(), tp.topic()));
-        Map<TopicPartition, FetchResponseData.PartitionData> data =
-                body.responseData(topicNames, response.requestHeader().apiVersion());
         long now = time.milliseconds();
         notLeaderYet.clear();
-        for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
-            FetchResponseData.PartitionData pd = data.get(e.getKey());
-            if (pd == null) {
-                continue;
-            }
-            lock.lock(); // per partition: a removal waits for one partition's append, not the whole answer's
-            try {
-                PartitionState s = e.getValue().state();
-                // Removed or re-added while the fetch was in flight, or the log moved: the answer is stale.
-                if (partitions.get(e.getKey()) != s || s.log().logEndOffset() != e.getValue().fetchOffset()) {
+        // only the partitions with news: an idle incremental answer names none
+        for (FetchResponseData.FetchableTopicResponse t : body.data().responses()) {
+            for (FetchResponseData.PartitionData pd : t.partitions()) {
+                FollowerFetchSession.Sent<PartitionState> sent = fetchSession.sentFor(t.topicId(), pd.partitionIndex());
+                if (sent == null) {
                     continue;
                 }
+                lock.lock(); // per partition: a removal waits for one partition's append, not the whole answer's
                 try {
-                    handlePartition(s, pd, now);
-                } catch (RuntimeException ex) {
-                    failed(s, ex, now);
+                    PartitionState s = sent.state();
+                    // Removed or re-added while the fetch was in flight, or the log moved: the answer is stale.
+                    if (partitions.get(s.tp()) != s || s.log().logEndOffset() != sent.fetchOffset()) {
+                        continue;
+                    }
+                    try {
+                        handlePartition(s, pd, now);
+                    } catch (RuntimeException ex) {
+                        failed(s, ex, now);
+                    }
+                } finally {
+                    lock.unlock();
                 }
-            } finally {
-                lock.unlock();
             }
         }
         afterTruncation();

@@ -1,19 +1,15 @@
 package dev.varve.broker.replication;
 
-import org.apache.kafka.clients.FetchSessionHandler;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.errors.DisconnectException;
 import org.apache.kafka.common.message.FetchRequestData;
 import org.apache.kafka.common.message.FetchResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.common.requests.FetchRequest;
 import org.apache.kafka.common.requests.FetchResponse;
-import org.apache.kafka.common.utils.internals.LogContext;
 import dev.varve.storage.LeaderEpochCache.EpochEndOffset;
 
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,7 +18,7 @@ import java.util.Optional;
 /**
  * One follower broker's fetcher of one leader broker in the simulation (the broker's
  * {@code ReplicaFetcherThread}, one per leader): every partition this broker follows from that leader,
- * one Fetch in flight, built with Kafka's own {@link FetchSessionHandler} as the broker builds it (an
+ * one Fetch in flight, built with the broker's own {@link FollowerFetchSession} (an
  * incremental fetch session, KIP-227: a request carries only partitions whose fetch position changed, an
  * answer only partitions with news) and sent as the Fetch wire objects ({@link FetchRequestData} of
  * {@link #VERSION}, topic ids). What each partition's answer means is {@link FollowerReplica}'s; the
@@ -31,7 +27,7 @@ import java.util.Optional;
  * <p>As in the broker: partitions backing off after an error are left out of a request (the session
  * forgets them until they are due again); a session error (FETCH_SESSION_ID_NOT_FOUND,
  * INVALID_FETCH_SESSION_EPOCH) makes the next fetch a full one; a lost fetch times out and the session
- * is told ({@link FetchSessionHandler#handleError}), so the next fetch closes it and opens a new one. A
+ * is told ({@link FollowerFetchSession#handleError}), so the next fetch closes it and opens a new one. A
  * partition's answer is applied only to the very fetch state it was requested for, at the log end it was
  * requested at: a partition removed and re-added (new leader epoch) or whose log moved while the fetch
  * was in flight ignores it. The out-of-range round trip (ListOffsets) is folded into the answer: the
@@ -67,10 +63,6 @@ final class SimFetcher {
         }
     }
 
-    /** What one partition of the fetch in flight was requested for. */
-    private record Sent(State state, long fetchOffset) {
-    }
-
     /** A leader's answer: the Fetch response and, folded in, the ListOffsets answers for out-of-range partitions. */
     record Answer(FetchResponseData response, Map<TopicPartition, long[]> leaderOffsets) {
     }
@@ -78,7 +70,7 @@ final class SimFetcher {
     private final SimBroker owner;
     final int leaderId;
     private final long incarnation;
-    private final FetchSessionHandler session;
+    private final FollowerFetchSession<State> session = new FollowerFetchSession<>();
     private final LinkedHashMap<TopicPartition, State> partitions = new LinkedHashMap<>();
     private boolean stopped;
     private long fetchSeq;
@@ -89,7 +81,6 @@ final class SimFetcher {
         this.owner = owner;
         this.leaderId = leaderId;
         this.incarnation = owner.incarnation;
-        this.session = new FetchSessionHandler(new LogContext("[sim b" + owner.id + " fetcher of b" + leaderId + "] "), leaderId);
     }
 
     boolean isEmpty() {
@@ -138,9 +129,8 @@ final class SimFetcher {
             return;
         }
         long now = owner.net.nowMs;
-        Map<TopicPartition, FetchRequest.PartitionData> fetchData = new LinkedHashMap<>();
-        Map<TopicPartition, Sent> sent = new LinkedHashMap<>();
         long nextDue = Long.MAX_VALUE;
+        session.begin();
         for (State s : partitions.values()) {
             if (s.retryAtMs > now) {
                 nextDue = Math.min(nextDue, s.retryAtMs);
@@ -153,25 +143,19 @@ final class SimFetcher {
                 FollowerReplica.start(log).ifPresent(step -> owner.sim.trace("b" + owner.id + " " + s.target.tp() + " has no epochs: truncates "
                         + before + " -> " + log.leo() + " (" + step + ")"));
             }
-            long fetchOffset = log.leo();
             int lastEpoch = owner.options.policy() == ReplicationSimulation.TruncationPolicy.HIGH_WATERMARK
                     ? EpochEndOffsets.UNDEFINED_EPOCH : log.latestEpochOrUndefined();
-            fetchData.put(s.target.tp(), new FetchRequest.PartitionData(s.target.topicId(), fetchOffset, log.logStartOffset(),
-                    PARTITION_MAX_BYTES, Optional.of(s.target.leaderEpoch()),
-                    lastEpoch == EpochEndOffsets.UNDEFINED_EPOCH ? Optional.empty() : Optional.of(lastEpoch)));
-            sent.put(s.target.tp(), new Sent(s, fetchOffset));
+            session.add(s, s.target.tp(), s.target.topicId(), log.leo(), log.logStartOffset(), s.target.leaderEpoch(),
+                    lastEpoch == EpochEndOffsets.UNDEFINED_EPOCH ? -1 : lastEpoch, PARTITION_MAX_BYTES);
         }
-        if (sent.isEmpty()) {
+        FollowerFetchSession.Request<State> sent = session.build();
+        if (sent == null) {
             scheduleFetch(nextDue - now); // everything backs off: the thread waits for the first one due
             return;
         }
-        FetchSessionHandler.Builder builder = session.newBuilder(fetchData.size(), false);
-        fetchData.forEach(builder::add);
-        FetchSessionHandler.FetchRequestData built = builder.build();
-        FetchRequestData request = new FetchRequest.Builder(VERSION, VERSION, owner.id, owner.brokerEpoch, 0, 1, built.toSend())
-                .removed(built.toForget())
-                .replaced(built.toReplace())
-                .metadata(built.metadata())
+        FetchRequestData request = new FetchRequest.Builder(VERSION, VERSION, owner.id, owner.brokerEpoch, 0, 1, sent.toSend())
+                .removed(sent.toForget())
+                .metadata(sent.metadata())
                 .build(VERSION).data();
         long fetchId = ++fetchSeq;
         outstandingFetch = fetchId;
@@ -183,23 +167,27 @@ final class SimFetcher {
             if (live() && outstandingFetch == fetchId) {
                 // the broker's connection: a lost or refused request (DisconnectException); every partition backs off
                 outstandingFetch = -1;
-                session.handleError(new DisconnectException("no answer from b" + leaderId));
-                backOff(sent.values(), owner.net.nowMs);
+                session.handleError();
+                backOff(sent.partitions(), owner.net.nowMs);
                 scheduleFetch(FETCH_BACKOFF_MS);
             }
         });
     }
 
     /** ReplicaFetcherThread.handleFetchResponse. */
-    private void onAnswer(long fetchId, Map<TopicPartition, Sent> sent, Answer answer) {
+    private void onAnswer(long fetchId, FollowerFetchSession.Request<State> sent, Answer answer) {
         if (!live() || outstandingFetch != fetchId) {
             return; // an answer to a fetch that timed out, or to a thread that stopped
         }
         outstandingFetch = -1;
         long now = owner.net.nowMs;
-        FetchResponse body = FetchResponse.of(answer.response());
-        if (!session.handleResponse(body, VERSION)) {
-            Errors e = body.error();
+        FetchResponseData body = answer.response();
+        if (!session.handleResponse(body)) {
+            Errors e = Errors.forCode(body.errorCode());
+            if (e == Errors.NONE) { // the leader's session sends only partitions it holds for this follower
+                throw new IllegalStateException("b" + leaderId + " answered b" + owner.id + " for a partition outside its session: "
+                        + describe(answer));
+            }
             if (e == Errors.FETCH_SESSION_ID_NOT_FOUND || e == Errors.INVALID_FETCH_SESSION_EPOCH
                     || e == Errors.FETCH_SESSION_TOPIC_ID_ERROR) {
                 owner.sim.onSessionError(e);
@@ -208,27 +196,26 @@ final class SimFetcher {
                 return;
             }
         }
-        if (body.error() != Errors.NONE) {
-            backOff(sent.values(), now);
+        if (body.errorCode() != Errors.NONE.code()) {
+            backOff(sent.partitions(), now);
             scheduleFetch(FETCH_BACKOFF_MS);
             return;
         }
-        Map<Uuid, String> topicNames = new HashMap<>();
-        sent.forEach((tp, s) -> topicNames.put(s.state().target.topicId(), tp.topic()));
-        Map<TopicPartition, FetchResponseData.PartitionData> data = body.responseData(topicNames, VERSION);
         boolean appended = false;
-        for (Map.Entry<TopicPartition, Sent> e : sent.entrySet()) {
-            FetchResponseData.PartitionData pd = data.get(e.getKey());
-            State s = e.getValue().state();
-            if (pd == null) {
-                continue; // left out of an incremental answer: nothing new
+        for (FetchResponseData.FetchableTopicResponse t : body.responses()) {
+            for (FetchResponseData.PartitionData pd : t.partitions()) {
+                FollowerFetchSession.Sent<State> e = session.sentFor(t.topicId(), pd.partitionIndex());
+                if (e == null) {
+                    continue;
+                }
+                State s = e.state();
+                if (partitions.get(e.tp()) != s || s.log().leo() != e.fetchOffset()) {
+                    // removed or re-added while the fetch was in flight, or the log moved: the answer is stale
+                    owner.sim.trace("b" + owner.id + " ignores the stale answer for " + e.tp() + " (hw " + pd.highWatermark() + ")");
+                    continue;
+                }
+                appended |= handlePartition(s, pd, answer.leaderOffsets().get(e.tp()), now);
             }
-            if (partitions.get(e.getKey()) != s || s.log().leo() != e.getValue().fetchOffset()) {
-                // removed or re-added while the fetch was in flight, or the log moved: the answer is stale
-                owner.sim.trace("b" + owner.id + " ignores the stale answer for " + e.getKey() + " (hw " + pd.highWatermark() + ")");
-                continue;
-            }
-            appended |= handlePartition(s, pd, answer.leaderOffsets().get(e.getKey()), now);
         }
         // An idle leader holds a fetch in its purgatory for a while; a busy one answers at once.
         scheduleFetch(appended ? owner.random.nextInt(2) : 5 + owner.random.nextInt(10));
@@ -285,8 +272,8 @@ final class SimFetcher {
         throw new IllegalStateException("unreachable");
     }
 
-    private static void backOff(Iterable<Sent> sent, long now) {
-        for (Sent s : sent) {
+    private static void backOff(Iterable<FollowerFetchSession.Sent<State>> sent, long now) {
+        for (FollowerFetchSession.Sent<State> s : sent) {
             s.state().retryAtMs = Math.max(s.state().retryAtMs, now + FETCH_BACKOFF_MS);
         }
     }
