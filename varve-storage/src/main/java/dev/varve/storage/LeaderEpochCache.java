@@ -55,6 +55,12 @@ public final class LeaderEpochCache {
 
     private final CheckpointFile<EpochEntry> checkpoint;
     private final List<EpochEntry> entries = new ArrayList<>();
+    /**
+     * The latest entry's epoch, {@link #NO_EPOCH} when there is none: read without the lock, since a
+     * follower asks for it for every partition at every fetch.
+     */
+    private volatile int latest = NO_EPOCH;
+    private static final int NO_EPOCH = Integer.MIN_VALUE;
     private boolean dirty;
     /** Entries assigned since the file was last written. */
     private boolean unwritten;
@@ -77,6 +83,7 @@ public final class LeaderEpochCache {
             }
         }
         cache.entries.addAll(read);
+        cache.refreshLatest();
         return cache;
     }
 
@@ -99,11 +106,18 @@ public final class LeaderEpochCache {
             entries.removeIf(e -> e.startOffset() >= startOffset);
         }
         entries.add(new EpochEntry(epoch, startOffset));
+        refreshLatest();
         unwritten = true; // written by the next flush or truncation
     }
 
-    public synchronized OptionalInt latestEpoch() {
-        return entries.isEmpty() ? OptionalInt.empty() : OptionalInt.of(entries.get(entries.size() - 1).epoch());
+    /** Caller holds the lock and has just changed the entries. */
+    private void refreshLatest() {
+        latest = entries.isEmpty() ? NO_EPOCH : entries.get(entries.size() - 1).epoch();
+    }
+
+    public OptionalInt latestEpoch() {
+        int l = latest;
+        return l == NO_EPOCH ? OptionalInt.empty() : OptionalInt.of(l);
     }
 
     /** The epoch of the batch holding {@code offset}, if known. */
@@ -148,6 +162,7 @@ public final class LeaderEpochCache {
      */
     public synchronized void truncateFromEnd(long endOffset) throws IOException {
         if (entries.removeIf(e -> e.startOffset() >= endOffset)) {
+            refreshLatest();
             persist();
         }
     }
@@ -164,6 +179,7 @@ public final class LeaderEpochCache {
             changed = true;
         }
         if (changed) {
+            refreshLatest();
             persist();
         }
     }
@@ -171,6 +187,7 @@ public final class LeaderEpochCache {
     /** Empties the cache (and writes the empty checkpoint, so its absence later means loss). */
     public synchronized void clear() throws IOException {
         entries.clear();
+        refreshLatest();
         persist();
     }
 

@@ -419,7 +419,9 @@ public final class PartitionLog implements AutoCloseable {
         if (offset >= bound) {
             return emptySlice(offset);
         }
-        LogSegment segment = segments.floor(offset);
+        LogSegment active = segments.active();
+        // a reader at the tail (every follower, most consumers) is in the active segment: no skip-list walk
+        LogSegment segment = active != null && offset >= active.baseOffset() ? active : segments.floor(offset);
         while (segment != null) {
             int maxPosition = maxPositionIn(segment, bound, end);
             LogSlice slice = segment.read(offset, maxBytes, maxPosition, minOneBatch);
