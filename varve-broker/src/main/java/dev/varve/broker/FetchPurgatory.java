@@ -35,6 +35,8 @@ public final class FetchPurgatory implements AutoCloseable {
         return t;
     }
     private final Map<TopicPartition, Set<Waiter>> watchers = new ConcurrentHashMap<>();
+    /** Fetches woken by a change of any partition ({@link #watchAny}). */
+    private final Set<Waiter> anyWatchers = ConcurrentHashMap.newKeySet();
 
     private final class Waiter {
         final AtomicBoolean done = new AtomicBoolean();
@@ -98,6 +100,10 @@ public final class FetchPurgatory implements AutoCloseable {
             if (t != null) {
                 t.cancel(false);
             }
+            if (partitions == null) {
+                anyWatchers.remove(this);
+                return;
+            }
             for (TopicPartition tp : partitions) {
                 Set<Waiter> set = watchers.get(tp);
                 if (set != null) {
@@ -136,6 +142,30 @@ public final class FetchPurgatory implements AutoCloseable {
         }
     }
 
+    /**
+     * Parks a fetch that any change wakes: {@code tryComplete} runs after the next append or high-watermark
+     * move of any partition (or metadata wake), {@code onTimeout} after {@code maxWaitMs} if none came.
+     * For a fetch that knows nothing changed since {@code wakesBefore} (a session whose last read found
+     * nothing): it watches no partition, so parking it costs nothing per partition. If a wake happened
+     * since {@code wakesBefore}, it is tried at once.
+     */
+    public void watchAny(long maxWaitMs, BooleanSupplier tryComplete, Runnable onTimeout, long wakesBefore) {
+        Waiter w = new Waiter(null, tryComplete, onTimeout);
+        anyWatchers.add(w);
+        w.timeout = timer.schedule(w::expire, Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
+        if (wakes.get() != wakesBefore) {
+            w.poke();
+        }
+    }
+
+    private void pokeAnyWatchers() {
+        if (!anyWatchers.isEmpty()) {
+            for (Waiter w : List.copyOf(anyWatchers)) {
+                w.poke();
+            }
+        }
+    }
+
     /** How many wakes there have been (of any partition); see {@link #watch(List, long, BooleanSupplier, Runnable, long)}. */
     public long wakes() {
         return wakes.get();
@@ -146,6 +176,7 @@ public final class FetchPurgatory implements AutoCloseable {
     /** Wakes the fetches waiting on {@code tp} (called after an append or a high watermark move). */
     public void wake(TopicPartition tp) {
         wakes.incrementAndGet();
+        pokeAnyWatchers();
         Set<Waiter> set = watchers.get(tp);
         if (set == null || set.isEmpty()) {
             return;
@@ -166,6 +197,7 @@ public final class FetchPurgatory implements AutoCloseable {
             return;
         }
         wakes.incrementAndGet();
+        pokeAnyWatchers();
         Set<Waiter> distinct = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         for (TopicPartition tp : partitions) {
             Set<Waiter> set = watchers.get(tp);
@@ -182,6 +214,7 @@ public final class FetchPurgatory implements AutoCloseable {
     public int waiting() {
         java.util.Set<Waiter> all = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         watchers.values().forEach(all::addAll);
+        all.addAll(anyWatchers);
         return all.size();
     }
 

@@ -145,6 +145,8 @@ public final class FetchSessions {
          * it for thousands of partitions twice a second per follower was most of an idle leader's work).
          */
         View view;
+        /** What the fetch handler keeps between this session's fetches ({@link Context#handlerState}); cleared with the view. */
+        Object handlerState;
 
         Session(int id, boolean follower, boolean usesTopicIds, long nowMs) {
             this.id = id;
@@ -172,6 +174,26 @@ public final class FetchSessions {
         /** A session-level error to answer with at once (nothing is read), or NONE. */
         default Errors error() {
             return Errors.NONE;
+        }
+
+        /**
+         * Whether this request is an incremental fetch that left the session's partitions and positions as
+         * they were (it named and forgot no partition): the fetch reads exactly what the last one read.
+         */
+        default boolean unchangedIncremental() {
+            return false;
+        }
+
+        /**
+         * What the fetch handler keeps with the session from one fetch to the next, or null (outside a
+         * session, and whenever a request changed the session's partitions).
+         */
+        default Object handlerState() {
+            return null;
+        }
+
+        /** Keeps {@code state} with the session for its next fetch (ignored outside a session). */
+        default void handlerState(Object state) {
         }
     }
 
@@ -309,6 +331,9 @@ public final class FetchSessions {
 
     /** Adds or updates the request's partitions and removes its forgotten ones. Caller holds s. */
     private static void update(Session s, FetchRequestData request) {
+        if (!request.topics().isEmpty() || !request.forgottenTopicsData().isEmpty()) {
+            s.handlerState = null;
+        }
         for (FetchRequestData.FetchTopic t : request.topics()) {
             for (FetchRequestData.FetchPartition p : t.partitions()) {
                 s.view = null;
@@ -349,12 +374,14 @@ public final class FetchSessions {
     private final class SessionContext implements Context {
         private final Session session;
         private final boolean fullFetch;
+        private final boolean unchanged;
         /** The whole session, grouped by topic in the order partitions joined it. */
         private final View view;
 
         SessionContext(Session session, FetchRequestData request, boolean fullFetch) { // caller holds session
             this.session = session;
             this.fullFetch = fullFetch;
+            this.unchanged = !fullFetch && request.topics().isEmpty() && request.forgottenTopicsData().isEmpty();
             if (session.view == null) {
                 session.view = View.of(session);
             }
@@ -364,6 +391,27 @@ public final class FetchSessions {
         @Override
         public List<FetchRequestData.FetchTopic> topics() {
             return view.topics();
+        }
+
+        @Override
+        public boolean unchangedIncremental() {
+            return unchanged;
+        }
+
+        @Override
+        public Object handlerState() {
+            synchronized (session) {
+                return session.view == view ? session.handlerState : null;
+            }
+        }
+
+        @Override
+        public void handlerState(Object state) {
+            synchronized (session) {
+                if (session.view == view) {
+                    session.handlerState = state;
+                }
+            }
         }
 
         /**

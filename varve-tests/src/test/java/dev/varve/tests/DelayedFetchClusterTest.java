@@ -70,4 +70,40 @@ class DelayedFetchClusterTest {
             }
         }
     }
+
+    /**
+     * Idle followers of many partitions: a leader answers their unchanged fetches without reading the
+     * partitions while nothing on it changes (they cost no work per partition), yet the followers stay in
+     * sync through idle periods longer than {@code replica.lag.time.max.ms}, and a record sent after such
+     * a period is replicated and acknowledged at once, not at a parked fetch's max wait.
+     */
+    @Test
+    void idleFollowersStayInSyncAndAreWokenAtOnceByTheNextRecord() throws Exception {
+        long lagMs = 4_000;
+        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of("replica.lag.time.max.ms", Long.toString(lagMs)));
+             Admin admin = cluster.admin()) {
+            int partitions = 120;
+            TestCluster.createAndAwaitInSync(admin, new NewTopic("idle", partitions, (short) 3), Duration.ofSeconds(60));
+            List<Long> latencies = new java.util.ArrayList<>();
+            try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
+                producer.send(new ProducerRecord<>("idle", 0, null, "warm-up")).get(30, TimeUnit.SECONDS);
+                for (int round = 0; round < 2; round++) {
+                    Thread.sleep(2 * lagMs + 1_000); // idle for more than twice the lag time
+                    assertThat(TestCluster.describe(admin, "idle")).as("after %d ms idle", 2 * lagMs + 1_000)
+                            .allSatisfy(p -> assertThat(p.isr()).as(p.toString()).hasSize(3));
+                    for (int i = 0; i < 12; i++) {
+                        Thread.sleep(300); // the followers' fetches are parked again
+                        long sent = System.nanoTime();
+                        producer.send(new ProducerRecord<>("idle", (round * 12 + i * 7) % partitions, null, "r" + i))
+                                .get(30, TimeUnit.SECONDS);
+                        latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
+                    }
+                }
+            }
+            List<Long> sorted = latencies.stream().sorted().toList();
+            System.out.printf("acks=all after idle periods: latencies %s ms%n", sorted);
+            // a parked follower fetch that no append woke would answer at its max wait (500 ms) first
+            assertThat(sorted.get(sorted.size() / 2)).as("median acks=all latency, ms: " + sorted).isLessThan(250);
+        }
+    }
 }

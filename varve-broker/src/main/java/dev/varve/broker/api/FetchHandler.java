@@ -56,8 +56,22 @@ public final class FetchHandler extends AllVersionsHandler {
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         int minBytes = Math.max(1, data.minBytes());
         Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context);
-        long wakesBeforeRead = broker.replicaManager().purgatory().wakes();
+        dev.varve.broker.FetchPurgatory purgatory = broker.replicaManager().purgatory();
+        long wakesBeforeRead = purgatory.wakes();
+        long now = System.currentTimeMillis();
+        if (data.maxWaitMs() > 0 && session.unchangedIncremental() && session.handlerState() instanceof QuietRead quiet
+                && quiet.wakes() == wakesBeforeRead && now - quiet.atMs() >= 0 && now - quiet.atMs() < quietReadReuseMs()
+                && followerAllowed(data, context)) {
+            // An idle follower's fetch: its session is as it was at its last read, that read found nothing to
+            // send and the follower settled in every ISR, and no partition of this broker has changed since
+            // (no append, HW move or metadata wake). Reading its thousands of partitions again would find
+            // the same nothing, so it waits for any change without reading; its answer names no partition.
+            purgatory.watchAny(data.maxWaitMs(), () -> answer(result, session, reread, 0),
+                    () -> result.complete(FetchResponse.of(session.finish(new FetchResponseData()))), wakesBeforeRead);
+            return result;
+        }
         Read first = reread.get();
+        session.handlerState(first.quiet() ? new QuietRead(wakesBeforeRead, now) : null);
         // a fetch naming no partition (none in its session either) has nothing to wait for: Kafka answers
         // it at once whatever its max.wait.ms, and so does Varve (it would otherwise hold its connection)
         if (first.ready(minBytes) || data.maxWaitMs() <= 0 || first.partitions.isEmpty()) {
@@ -94,11 +108,46 @@ public final class FetchHandler extends AllVersionsHandler {
         return true;
     }
 
+    /**
+     * A follower session's last read that found nothing to send: no records, no error, the follower a
+     * settled member of every partition's ISR (nothing its fetch could propose).
+     *
+     * @param wakes the purgatory's wake count before that read
+     * @param atMs  when it was made
+     */
+    private record QuietRead(long wakes, long atMs) {
+    }
+
+    /**
+     * How long a quiet read stands for an idle follower's fetches. Its fetches record the follower's
+     * position (ISR membership, the low watermark) only when they read, so it is well within
+     * {@code replica.lag.time.max.ms}; and at most 5 s, which also bounds how late a change that wakes
+     * no fetch (a log start moved by retention, an ACL change) reaches an idle follower.
+     */
+    private long quietReadReuseMs() {
+        ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        return cluster == null ? 0 : Math.min(5_000, cluster.replicaLagTimeMaxMs() / 4);
+    }
+
+    /** Whether {@code data} is a fetch of a follower this broker takes as one (its identity, and CLUSTER_ACTION with an authorizer). */
+    private boolean followerAllowed(FetchRequestData data, RequestContext context) {
+        ClusterReplicaManager cluster = broker.replicaManager().cluster();
+        if (!isFollower(data) || cluster == null) {
+            return false;
+        }
+        int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
+                ? data.replicaState().replicaId() : data.replicaId();
+        long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
+        return cluster.checkFollower(replicaId, replicaEpoch, context.clientAddress) == Errors.NONE
+                && broker.authorizer().authorizeCluster(context, org.apache.kafka.common.acl.AclOperation.CLUSTER_ACTION);
+    }
+
     private static boolean isFollower(FetchRequestData data) {
         return data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
     }
 
-    private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions) {
+    private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions,
+                        boolean quiet) {
         /** Whether to answer now: enough bytes, or an error the client must see at once. */
         boolean ready(int minBytes) {
             return bytes >= minBytes || hasError;
@@ -129,6 +178,7 @@ public final class FetchHandler extends AllVersionsHandler {
         }
         long total = 0;
         boolean hasError = false;
+        boolean settled = follower && clusterAction;
         List<TopicPartition> partitions = new ArrayList<>();
         for (FetchRequestData.FetchTopic topic : topics) {
             Optional<TopicInfo> info = topic.topic() == null || topic.topic().isEmpty()
@@ -165,6 +215,7 @@ public final class FetchHandler extends AllVersionsHandler {
                     partitions.add(tp);
                     ClusterReplicaManager.FollowerRead fr = broker.replicaManager().cluster().followerFetch(tp, replicaId,
                             replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch(), p.logStartOffset());
+                    settled &= fr.settledIsrMember();
                     if (fr.error() != Errors.NONE) {
                         pd.setErrorCode(fr.error().code());
                         hasError = true;
@@ -178,6 +229,7 @@ public final class FetchHandler extends AllVersionsHandler {
                         } else {
                             dev.varve.broker.cluster.ReplicationQuotas quotas = broker.replicaManager().cluster().quotas();
                             boolean throttled = quotas != null && quotas.isLeaderThrottled(tp);
+                            settled &= !throttled; // a throttled replica may be held back: read it every time
                             try {
                                 // leader.replication.throttled.rate reached: a throttled replica gets nothing this time
                                 int maxBytes = throttled && quotas.leader().exceeded() ? 0
@@ -241,6 +293,6 @@ public final class FetchHandler extends AllVersionsHandler {
             }
             response.responses().add(tr);
         }
-        return new Read(response, total, hasError, partitions);
+        return new Read(response, total, hasError, partitions, settled && total == 0 && !hasError && !partitions.isEmpty());
     }
 }

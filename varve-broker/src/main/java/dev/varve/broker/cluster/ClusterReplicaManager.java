@@ -686,8 +686,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /** What a follower's fetch of one partition gets: an error, a divergence, or where to read. */
+    /**
+     * @param settledIsrMember the follower is in the committed ISR and no ISR change is in flight
+     *                         ({@link dev.varve.broker.replication.LeaderState#isSettledIsrMember})
+     */
     public record FollowerRead(Errors error, PartitionLog log, Optional<LeaderEpochCache.EpochEndOffset> diverging,
-                               long highWatermark, long logEndOffset) {
+                               long highWatermark, long logEndOffset, boolean settledIsrMember) {
+    }
+
+    /** {@code replica.lag.time.max.ms}. */
+    public long replicaLagTimeMaxMs() {
+        return replicaLagTimeMaxMs;
     }
 
     public void setFollowerIdentity(FollowerIdentity identity) {
@@ -708,7 +717,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                                       long fetchOffset, int lastFetchedEpoch, long followerLogStartOffset) {
         Partition p = partitions.get(tp);
         if (p == null) {
-            return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1);
+            return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1, false);
         }
         List<Runnable> after;
         PartitionReplica.FollowerFetch fetch;
@@ -716,16 +725,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             fetch = p.replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
                     followerLogStartOffset, time.milliseconds());
             if (fetch.error() != Errors.NONE) {
-                return new FollowerRead(fetch.error(), null, Optional.empty(), -1, -1);
+                return new FollowerRead(fetch.error(), null, Optional.empty(), -1, -1, false);
             }
             if (fetch.diverging().isPresent()) {
-                return new FollowerRead(Errors.NONE, p.log, fetch.diverging(), fetch.highWatermark(), fetch.logEndOffset());
+                return new FollowerRead(Errors.NONE, p.log, fetch.diverging(), fetch.highWatermark(), fetch.logEndOffset(), false);
             }
             after = updateHighWatermark(p); // wakes waiting fetches when the HW moved
         }
         after.forEach(Runnable::run);
         fetch.expand().ifPresent(proposal -> sendIsrChange(p, proposal));
-        return new FollowerRead(Errors.NONE, p.log, Optional.empty(), fetch.highWatermark(), fetch.logEndOffset());
+        return new FollowerRead(Errors.NONE, p.log, Optional.empty(), fetch.highWatermark(), fetch.logEndOffset(),
+                fetch.settledIsrMember() && fetch.expand().isEmpty());
     }
 
     // ---------------------------------------------------------------- ISR changes

@@ -573,6 +573,14 @@ public final class LeaderState {
     }
 
     /** What the leader knows about one follower in this leader epoch. Mutable; owned by its LeaderState. */
+    /**
+     * Whether {@code replicaId} is in the committed ISR with no ISR change in flight: nothing its fetches
+     * could propose now (a fetch that might expand the ISR must not be skipped).
+     */
+    public boolean isSettledIsrMember(int replicaId) {
+        return inFlight == null && inCommittedIsr(replicaId);
+    }
+
     private boolean inCommittedIsr(int replicaId) {
         for (int id : committedIsrIds) {
             if (id == replicaId) {

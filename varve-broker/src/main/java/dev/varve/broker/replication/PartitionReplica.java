@@ -52,9 +52,9 @@ public final class PartitionReplica {
      * and the high watermark to send; {@code expand} is the ISR expansion to propose, if any.
      */
     public record FollowerFetch(Errors error, Optional<EpochEndOffset> diverging, long highWatermark, long logEndOffset,
-                                Optional<IsrChangeProposal> expand) {
+                                Optional<IsrChangeProposal> expand, boolean settledIsrMember) {
         static FollowerFetch failed(Errors error) {
-            return new FollowerFetch(error, Optional.empty(), -1, -1, Optional.empty());
+            return new FollowerFetch(error, Optional.empty(), -1, -1, Optional.empty(), false);
         }
     }
 
@@ -235,14 +235,16 @@ public final class PartitionReplica {
             Optional<EpochEndOffset> diverging = EpochEndOffsets.divergingEpoch(log.latestEpoch(), log::epochEntries, leo,
                     lastFetchedEpoch, fetchOffset);
             if (diverging.isPresent()) {
-                return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty());
+                return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty(), false);
             }
             leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, nowMs);
             leader.onFollowerLogStartOffset(replicaId, followerLogStartOffset);
         } catch (ApiException e) {
             return FollowerFetch.failed(Errors.forException(e));
         }
-        return new FollowerFetch(Errors.NONE, Optional.empty(), leader.highWatermark(), leo, leader.isrExpandProposal(replicaId));
+        Optional<IsrChangeProposal> expand = leader.isrExpandProposal(replicaId);
+        return new FollowerFetch(Errors.NONE, Optional.empty(), leader.highWatermark(), leo, expand,
+                leader.isSettledIsrMember(replicaId));
     }
 
     // ---------------------------------------------------------------- ISR changes
