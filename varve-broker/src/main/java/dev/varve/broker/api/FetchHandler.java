@@ -135,11 +135,17 @@ public final class FetchHandler extends AllVersionsHandler {
         if (!isFollower(data) || cluster == null) {
             return false;
         }
-        int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
-                ? data.replicaState().replicaId() : data.replicaId();
-        long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
-        return cluster.checkFollower(replicaId, replicaEpoch, context.clientAddress) == Errors.NONE
+        return cluster.checkFollower(replicaId(data), replicaEpoch(data), context.clientAddress) == Errors.NONE
                 && broker.authorizer().authorizeCluster(context, org.apache.kafka.common.acl.AclOperation.CLUSTER_ACTION);
+    }
+
+    /** The fetching replica's id (Fetch v15+ carries it in ReplicaState), or -1 for a consumer. */
+    private static int replicaId(FetchRequestData data) {
+        return data.replicaState() != null && data.replicaState().replicaId() >= 0 ? data.replicaState().replicaId() : data.replicaId();
+    }
+
+    private static long replicaEpoch(FetchRequestData data) {
+        return data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
     }
 
     private static boolean isFollower(FetchRequestData data) {
@@ -159,9 +165,8 @@ public final class FetchHandler extends AllVersionsHandler {
         dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
         boolean follower = isFollower(data);
-        int replicaId = data.replicaState() != null && data.replicaState().replicaId() >= 0
-                ? data.replicaState().replicaId() : data.replicaId();
-        long replicaEpoch = data.replicaState() != null ? data.replicaState().replicaEpoch() : -1;
+        int replicaId = replicaId(data);
+        long replicaEpoch = replicaEpoch(data);
         // a fetch posing as a follower's is refused whole, as Kafka refuses one without ClusterAction
         Errors refused = follower && broker.replicaManager().cluster() != null
                 ? broker.replicaManager().cluster().checkFollower(replicaId, replicaEpoch, from) : Errors.NONE;
