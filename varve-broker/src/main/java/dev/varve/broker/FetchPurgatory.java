@@ -158,10 +158,17 @@ public final class FetchPurgatory implements AutoCloseable {
         }
     }
 
+    /**
+     * Tries the any-change fetches on the purgatory's thread, not the waking one: each re-reads a whole
+     * session, which must not hold up the append (or metadata delta) that woke it.
+     */
     private void pokeAnyWatchers() {
         if (!anyWatchers.isEmpty()) {
-            for (Waiter w : List.copyOf(anyWatchers)) {
-                w.poke();
+            List<Waiter> woken = List.copyOf(anyWatchers);
+            try {
+                timer.execute(() -> woken.forEach(Waiter::poke));
+            } catch (java.util.concurrent.RejectedExecutionException closed) {
+                // closing: nothing more is answered
             }
         }
     }

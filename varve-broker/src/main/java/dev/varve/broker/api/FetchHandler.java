@@ -4,6 +4,7 @@ import dev.varve.broker.BrokerContext;
 import dev.varve.broker.FetchSessions;
 import dev.varve.broker.TopicRegistry.TopicInfo;
 import dev.varve.broker.cluster.ClusterReplicaManager;
+import dev.varve.broker.replication.LeaderState;
 import dev.varve.storage.LogSlice;
 import dev.varve.storage.PartitionLog;
 import org.apache.kafka.common.IsolationLevel;
@@ -55,7 +56,7 @@ public final class FetchHandler extends AllVersionsHandler {
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         int minBytes = Math.max(1, data.minBytes());
-        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context);
+        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS);
         dev.varve.broker.FetchPurgatory purgatory = broker.replicaManager().purgatory();
         long wakesBeforeRead = purgatory.wakes();
         long now = System.currentTimeMillis();
@@ -66,7 +67,9 @@ public final class FetchHandler extends AllVersionsHandler {
             // send and the follower settled in every ISR, and no partition of this broker has changed since
             // (no append, HW move or metadata wake). Reading its thousands of partitions again would find
             // the same nothing, so it waits for any change without reading; its answer names no partition.
-            purgatory.watchAny(data.maxWaitMs(), () -> answer(result, session, reread, 0),
+            // the follower is at every log end now: a read woken by a change counts it caught up as of now
+            Supplier<Read> wokenRead = () -> read(session.topics(), data, req.version(), context, now);
+            purgatory.watchAny(data.maxWaitMs(), () -> answer(result, session, wokenRead, 0),
                     () -> result.complete(FetchResponse.of(session.finish(new FetchResponseData()))), wakesBeforeRead);
             return result;
         }
@@ -110,7 +113,8 @@ public final class FetchHandler extends AllVersionsHandler {
 
     /**
      * A follower session's last read that found nothing to send: no records, no error, the follower a
-     * settled member of every partition's ISR (nothing its fetch could propose).
+     * settled member of every partition's ISR (nothing its fetch could propose) and every high watermark
+     * at its log end (nothing that time alone could move).
      *
      * @param wakes the purgatory's wake count before that read
      * @param atMs  when it was made
@@ -160,7 +164,9 @@ public final class FetchHandler extends AllVersionsHandler {
         }
     }
 
-    private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, RequestContext context) {
+    /** @param caughtUpAtMs for a follower's fetch held unread: when it was last known at every log end (else NEVER_MS) */
+    private Read read(List<FetchRequestData.FetchTopic> topics, FetchRequestData data, short version, RequestContext context,
+                      long caughtUpAtMs) {
         java.net.InetAddress from = context.clientAddress;
         dev.varve.broker.security.AclAuthorizer auth = broker.authorizer();
         boolean readCommitted = data.isolationLevel() == IsolationLevel.READ_COMMITTED.id();
@@ -219,8 +225,10 @@ public final class FetchHandler extends AllVersionsHandler {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
                     ClusterReplicaManager.FollowerRead fr = broker.replicaManager().cluster().followerFetch(tp, replicaId,
-                            replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch(), p.logStartOffset());
-                    settled &= fr.settledIsrMember();
+                            replicaEpoch, p.currentLeaderEpoch(), p.fetchOffset(), p.lastFetchedEpoch(), p.logStartOffset(),
+                            caughtUpAtMs);
+                    // a HW below the log end may move with time alone (a follower out of the ISR ageing out of it)
+                    settled &= fr.settledIsrMember() && fr.highWatermark() == fr.logEndOffset();
                     if (fr.error() != Errors.NONE) {
                         pd.setErrorCode(fr.error().code());
                         hasError = true;

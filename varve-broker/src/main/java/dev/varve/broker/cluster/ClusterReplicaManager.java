@@ -715,6 +715,13 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      */
     public FollowerRead followerFetch(TopicPartition tp, int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch,
                                       long fetchOffset, int lastFetchedEpoch, long followerLogStartOffset) {
+        return followerFetch(tp, replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
+                followerLogStartOffset, dev.varve.broker.replication.LeaderState.NEVER_MS);
+    }
+
+    /** As above, for a fetch held unread since {@code caughtUpAtMs}, when the follower was at the log end. */
+    public FollowerRead followerFetch(TopicPartition tp, int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch,
+                                      long fetchOffset, int lastFetchedEpoch, long followerLogStartOffset, long caughtUpAtMs) {
         Partition p = partitions.get(tp);
         if (p == null) {
             return new FollowerRead(Errors.NOT_LEADER_OR_FOLLOWER, null, Optional.empty(), -1, -1, false);
@@ -723,7 +730,7 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         PartitionReplica.FollowerFetch fetch;
         synchronized (p) {
             fetch = p.replica.followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
-                    followerLogStartOffset, time.milliseconds());
+                    followerLogStartOffset, time.milliseconds(), caughtUpAtMs);
             if (fetch.error() != Errors.NONE) {
                 return new FollowerRead(fetch.error(), null, Optional.empty(), -1, -1, false);
             }

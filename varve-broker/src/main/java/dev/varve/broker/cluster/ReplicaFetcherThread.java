@@ -277,6 +277,7 @@ final class ReplicaFetcherThread extends Thread {
                     fetchOnce();
                 } catch (Throwable t) {
                     LOG.error("{}unexpected error; backing off {} ms", prefix, config.fetchBackoffMs(), t);
+                    fetchSession.handleError(); // the leader may not have seen what the session recorded as sent
                     backOffAll();
                     awaitChange();
                 }

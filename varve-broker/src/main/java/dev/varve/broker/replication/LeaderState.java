@@ -212,6 +212,16 @@ public final class LeaderState {
      * @throws OffsetOutOfRangeException    {@code fetchOffset} is negative or beyond the leader's log end
      */
     public boolean onFollowerFetch(int replicaId, long fetchOffset, long brokerEpoch, long nowMs) {
+        return onFollowerFetch(replicaId, fetchOffset, brokerEpoch, nowMs, NEVER_MS);
+    }
+
+    /**
+     * As {@link #onFollowerFetch(int, long, long, long)}, for a fetch the leader held without reading it
+     * since {@code caughtUpAtMs}: the follower was then at this leader's log end (its session unchanged
+     * since a read that found it there, and nothing appended since), which counts as caught up at that
+     * time ({@link #NEVER_MS} for none).
+     */
+    public boolean onFollowerFetch(int replicaId, long fetchOffset, long brokerEpoch, long nowMs, long caughtUpAtMs) {
         FollowerState follower = followers.get(replicaId);
         if (follower == null) {
             throw new NotLeaderOrFollowerException("broker " + replicaId + " is not a follower of this partition (replicas "
@@ -220,6 +230,9 @@ public final class LeaderState {
         if (fetchOffset < 0 || fetchOffset > logEndOffset) {
             throw new OffsetOutOfRangeException("fetch offset " + fetchOffset + " of follower " + replicaId
                     + " is outside [0, " + logEndOffset + "]");
+        }
+        if (caughtUpAtMs != NEVER_MS) {
+            follower.lastCaughtUpTimeMs = Math.max(follower.lastCaughtUpTimeMs, Math.min(caughtUpAtMs, nowMs));
         }
         follower.onFetch(fetchOffset, logEndOffset, brokerEpoch, nowMs);
         return maybeIncrementHighWatermark(nowMs);

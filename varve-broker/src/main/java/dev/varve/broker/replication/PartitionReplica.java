@@ -223,6 +223,16 @@ public final class PartitionReplica {
      */
     public FollowerFetch followerFetch(int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch, long fetchOffset,
                                        int lastFetchedEpoch, long followerLogStartOffset, long nowMs) {
+        return followerFetch(replicaId, replicaBrokerEpoch, currentLeaderEpoch, fetchOffset, lastFetchedEpoch,
+                followerLogStartOffset, nowMs, LeaderState.NEVER_MS);
+    }
+
+    /**
+     * As {@link #followerFetch(int, long, int, long, int, long, long)}, for a fetch held unread since
+     * {@code caughtUpAtMs} ({@link LeaderState#onFollowerFetch(int, long, long, long, long)}).
+     */
+    public FollowerFetch followerFetch(int replicaId, long replicaBrokerEpoch, int currentLeaderEpoch, long fetchOffset,
+                                       int lastFetchedEpoch, long followerLogStartOffset, long nowMs, long caughtUpAtMs) {
         if (role != Role.LEADER) {
             return FollowerFetch.failed(Errors.NOT_LEADER_OR_FOLLOWER);
         }
@@ -237,7 +247,7 @@ public final class PartitionReplica {
             if (diverging.isPresent()) {
                 return new FollowerFetch(Errors.NONE, diverging, leader.highWatermark(), leo, Optional.empty(), false);
             }
-            leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, nowMs);
+            leader.onFollowerFetch(replicaId, fetchOffset, replicaBrokerEpoch, nowMs, caughtUpAtMs);
             leader.onFollowerLogStartOffset(replicaId, followerLogStartOffset);
         } catch (ApiException e) {
             return FollowerFetch.failed(Errors.forException(e));

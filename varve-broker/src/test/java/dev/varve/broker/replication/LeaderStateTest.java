@@ -37,6 +37,29 @@ class LeaderStateTest {
     }
 
     @Test
+    void aFetchHeldUnreadCountsTheFollowerCaughtUpWhenItArrived() {
+        LeaderState l = leader(Set.of(1, 2, 3), 10, 10, 1);
+        long start = nowMs;
+        l.onFollowerFetch(2, 10, start);
+        l.onFollowerFetch(3, 10, start);
+        // both followers' next fetches arrive at start + 9 s and are held unread (nothing changed); a record is
+        // appended at start + 9.5 s and the held fetches are read, still at offset 10
+        long heldAt = start + 9_000;
+        l.onLeaderAppend(11, start + 9_500);
+        l.onFollowerFetch(2, 10, -1L, start + 9_500, heldAt);
+        l.onFollowerFetch(3, 10, -1L, start + 9_500, LeaderState.NEVER_MS);
+        // at start + 12 s neither has fetched again: 3's last known catch-up is 12 s old, 2's only 3 s
+        IsrChangeProposal shrink = l.isrShrinkProposal(start + 12_000).orElseThrow();
+        assertThat(shrink.changed()).containsExactly(3);
+        // a held time never counts as later than the read itself
+        LeaderState m = leader(Set.of(1, 2, 3), 10, 10, 1);
+        m.onFollowerFetch(2, 10, -1L, start, start + 50_000);
+        m.onFollowerFetch(3, 10, start);
+        m.onLeaderAppend(11, start);
+        assertThat(m.isrShrinkProposal(start + LAG_MS + 1).orElseThrow().changed()).containsExactlyInAnyOrder(2, 3);
+    }
+
+    @Test
     void highWatermarkNeverMovesBackwards() {
         LeaderState l = leader(Set.of(1, 2, 3), 10, 4, 1);
         l.onFollowerFetch(2, 8, nowMs);
