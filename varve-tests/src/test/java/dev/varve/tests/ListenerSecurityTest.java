@@ -262,17 +262,7 @@ class ListenerSecurityTest {
         assertThat(Kcat.run(dir, anonymous, null)).doesNotStartWith("exit 0");
     }
 
-    private static final String JAAS = "org.apache.kafka.common.security.plain.PlainLoginModule required"
-            + " user_alice=\"alice-secret\" user_bob=\"bob-secret\";";
-
-    private static Map<String, Object> plain(String protocol, String user, String password) {
-        Map<String, Object> out = new HashMap<>();
-        out.put("security.protocol", protocol);
-        out.put("sasl.mechanism", "PLAIN");
-        out.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + user
-                + "\" password=\"" + password + "\";");
-        return out;
-    }
+    private static final String JAAS = PlainUsers.jaas(null, "alice", "bob");
 
     /** A broker with a SASL_PLAINTEXT and a SASL_SSL listener offering PLAIN to alice and bob. */
     private Broker saslBroker(TestPki ca) throws Exception {
@@ -295,9 +285,9 @@ class ListenerSecurityTest {
         Broker broker = saslBroker(ca);
         String plaintext = bootstrap(broker, 0);
         String tls = bootstrap(broker, 1);
-        Map<String, Object> alice = plain("SASL_PLAINTEXT", "alice", "alice-secret");
+        Map<String, Object> alice = PlainUsers.client("SASL_PLAINTEXT", "alice");
         Map<String, Object> bob = new HashMap<>(ca.clientSsl(null));
-        bob.putAll(plain("SASL_SSL", "bob", "bob-secret"));
+        bob.putAll(PlainUsers.client("SASL_SSL", "bob"));
         admin(plaintext, alice).createTopics(List.of(new NewTopic("sasl", 2, (short) 1))).all().get(20, TimeUnit.SECONDS);
         KafkaProducer<byte[], byte[]> producer = producer(plaintext, alice);
         List<String> sent = new ArrayList<>();
@@ -315,10 +305,11 @@ class ListenerSecurityTest {
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
         Broker broker = saslBroker(ca);
         String boot = bootstrap(broker, 0);
-        Admin alice = admin(boot, plain("SASL_PLAINTEXT", "alice", "alice-secret"));
+        Admin alice = admin(boot, PlainUsers.client("SASL_PLAINTEXT", "alice"));
         alice.createTopics(List.of(new NewTopic("guarded", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
 
-        for (Map<String, Object> bad : List.of(plain("SASL_PLAINTEXT", "alice", "wrong"), plain("SASL_PLAINTEXT", "mallory", "x"))) {
+        for (Map<String, Object> bad : List.of(PlainUsers.client("SASL_PLAINTEXT", "alice", "wrong"),
+                PlainUsers.client("SASL_PLAINTEXT", "mallory", "x"))) {
             KafkaProducer<byte[], byte[]> producer = producer(boot, bad);
             assertThatThrownBy(() -> producer.send(new ProducerRecord<>("guarded", "x".getBytes())).get(20, TimeUnit.SECONDS))
                     .satisfiesAnyOf(
@@ -327,7 +318,7 @@ class ListenerSecurityTest {
                     .hasStackTraceContaining("Invalid username or password");
             producer.close(Duration.ZERO);
         }
-        Map<String, Object> scram = new HashMap<>(plain("SASL_PLAINTEXT", "alice", "alice-secret"));
+        Map<String, Object> scram = new HashMap<>(PlainUsers.client("SASL_PLAINTEXT", "alice"));
         scram.put("sasl.mechanism", "SCRAM-SHA-256");
         scram.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\"alice\" password=\"alice-secret\";");
         KafkaProducer<byte[], byte[]> scramProducer = producer(boot, scram);
@@ -355,7 +346,7 @@ class ListenerSecurityTest {
 
         TopicPartition tp = new TopicPartition("guarded", 0);
         assertThat(alice.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset()).isZero();
-        producer(boot, plain("SASL_PLAINTEXT", "alice", "alice-secret")).send(new ProducerRecord<>("guarded", "ok".getBytes()))
+        producer(boot, PlainUsers.client("SASL_PLAINTEXT", "alice")).send(new ProducerRecord<>("guarded", "ok".getBytes()))
                 .get(20, TimeUnit.SECONDS);
         assertThat(alice.listOffsets(Map.of(tp, OffsetSpec.latest())).partitionResult(tp).get(10, TimeUnit.SECONDS).offset()).isOne();
     }
@@ -365,7 +356,7 @@ class ListenerSecurityTest {
         TestPki ca = TestPki.create(dir.resolve("pki"), "main");
         Broker broker = saslBroker(ca, Map.of("connections.max.reauth.ms", "1500"));
         String boot = bootstrap(broker, 0);
-        Map<String, Object> alice = plain("SASL_PLAINTEXT", "alice", "alice-secret");
+        Map<String, Object> alice = PlainUsers.client("SASL_PLAINTEXT", "alice");
         admin(boot, alice).createTopics(List.of(new NewTopic("renewed", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
 
         // the Java client renews its session (KIP-368) and keeps writing on the same connections
@@ -449,7 +440,7 @@ class ListenerSecurityTest {
         List<String> auth = List.of("-X", "security.protocol=sasl_ssl", "-X", "ssl.ca.location=" + caPem,
                 "-X", "sasl.mechanisms=PLAIN", "-X", "sasl.username=bob", "-X", "sasl.password=bob-secret");
         admin(boot, new HashMap<>(Map.of("security.protocol", "SASL_SSL", "sasl.mechanism", "PLAIN",
-                "sasl.jaas.config", plain("SASL_SSL", "bob", "bob-secret").get("sasl.jaas.config"),
+                "sasl.jaas.config", PlainUsers.client("SASL_SSL", "bob").get("sasl.jaas.config"),
                 "ssl.truststore.type", "PEM", "ssl.truststore.location", caPem.toString())))
                 .createTopics(List.of(new NewTopic("kcat-sasl", 1, (short) 1))).all().get(20, TimeUnit.SECONDS);
         Kcat.roundTrip(dir, boot, auth, "kcat-sasl", input, lines);

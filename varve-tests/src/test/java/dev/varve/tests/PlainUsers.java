@@ -25,11 +25,16 @@ final class PlainUsers {
 
     /** A client's settings to log in as {@code name} with PLAIN over {@code protocol} (SASL_PLAINTEXT or SASL_SSL). */
     static Map<String, Object> client(String protocol, String name) {
+        return client(protocol, name, name + "-secret");
+    }
+
+    /** As {@link #client(String, String)} with any password (a wrong one, to be refused). */
+    static Map<String, Object> client(String protocol, String name, String password) {
         Map<String, Object> p = new HashMap<>();
         p.put("security.protocol", protocol);
         p.put("sasl.mechanism", "PLAIN");
         p.put("sasl.jaas.config", "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"" + name
-                + "\" password=\"" + name + "-secret\";");
+                + "\" password=\"" + password + "\";");
         return p;
     }
 
