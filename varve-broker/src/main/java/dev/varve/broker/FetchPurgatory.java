@@ -134,9 +134,14 @@ public final class FetchPurgatory implements AutoCloseable {
         for (TopicPartition tp : partitions) {
             watchers.computeIfAbsent(tp, k -> ConcurrentHashMap.newKeySet()).add(w);
         }
+        arm(w, maxWaitMs, wakesBeforeRead);
+    }
+
+    /** Starts a registered waiter's timeout, and tries it at once if a wake may have been missed. */
+    private void arm(Waiter w, long maxWaitMs, long wakesBeforeRead) {
         w.timeout = timer.schedule(w::expire, Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
-        // an append between the first read and the registration above must not be missed: a wake counts
-        // itself before it looks for waiters, and the registration is done before this reads the count
+        // an append between the first read and the registration must not be missed: a wake counts itself
+        // before it looks for waiters, and the registration is done before this reads the count
         if (wakesBeforeRead < 0 || wakes.get() != wakesBeforeRead) {
             w.poke();
         }
@@ -152,10 +157,7 @@ public final class FetchPurgatory implements AutoCloseable {
     public void watchAny(long maxWaitMs, BooleanSupplier tryComplete, Runnable onTimeout, long wakesBefore) {
         Waiter w = new Waiter(null, tryComplete, onTimeout);
         anyWatchers.add(w);
-        w.timeout = timer.schedule(w::expire, Math.max(1, maxWaitMs), TimeUnit.MILLISECONDS);
-        if (wakes.get() != wakesBefore) {
-            w.poke();
-        }
+        arm(w, maxWaitMs, wakesBefore);
     }
 
     /**

@@ -331,9 +331,6 @@ public final class FetchSessions {
 
     /** Adds or updates the request's partitions and removes its forgotten ones. Caller holds s. */
     private static void update(Session s, FetchRequestData request) {
-        if (!request.topics().isEmpty() || !request.forgottenTopicsData().isEmpty()) {
-            s.handlerState = null;
-        }
         for (FetchRequestData.FetchTopic t : request.topics()) {
             for (FetchRequestData.FetchPartition p : t.partitions()) {
                 s.view = null;
@@ -384,6 +381,7 @@ public final class FetchSessions {
             this.unchanged = !fullFetch && request.topics().isEmpty() && request.forgottenTopicsData().isEmpty();
             if (session.view == null) {
                 session.view = View.of(session);
+                session.handlerState = null; // it was kept for the partitions of the old view
             }
             this.view = session.view;
         }

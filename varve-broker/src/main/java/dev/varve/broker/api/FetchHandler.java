@@ -67,7 +67,7 @@ public final class FetchHandler extends AllVersionsHandler {
             // send and the follower settled in every ISR, and no partition of this broker has changed since
             // (no append, HW move or metadata wake). Reading its thousands of partitions again would find
             // the same nothing, so it waits for any change without reading; its answer names no partition.
-            // the follower is at every log end now: a read woken by a change counts it caught up as of now
+            // The follower is at every log end now: a read woken by a change counts it caught up as of now.
             Supplier<Read> wokenRead = () -> read(session.topics(), data, req.version(), context, now);
             purgatory.watchAny(data.maxWaitMs(), () -> answer(result, session, wokenRead, 0),
                     () -> result.complete(FetchResponse.of(session.finish(new FetchResponseData()))), wakesBeforeRead);
