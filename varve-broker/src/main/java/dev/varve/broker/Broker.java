@@ -198,6 +198,7 @@ public final class Broker implements AutoCloseable {
 
         List<ApiHandler> handlers = new ArrayList<>(List.of(
                 new MetadataHandler(context),
+                new dev.varve.broker.api.DescribeTopicPartitionsHandler(context),
                 new ProduceHandler(context, txnVerifier),
                 new FetchHandler(context),
                 new ListOffsetsHandler(context),

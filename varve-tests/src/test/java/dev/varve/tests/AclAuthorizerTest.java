@@ -231,6 +231,13 @@ class AclAuthorizerTest {
         assertThat(admin("alice").listTopics().names().get(15, TimeUnit.SECONDS)).containsExactly("orders");
         assertThat(admin("bob").listTopics().names().get(15, TimeUnit.SECONDS)).containsExactly("payments");
         assertThat(admin.listTopics().names().get(15, TimeUnit.SECONDS)).contains("orders", "payments");
+        // describeTopics (DescribeTopicPartitions): a topic the principal may not describe is refused, not hidden
+        var aliceDescribes = admin("alice").describeTopics(List.of("orders", "payments"),
+                new org.apache.kafka.clients.admin.DescribeTopicsOptions().includeAuthorizedOperations(true)).topicNameValues();
+        assertThat(aliceDescribes.get("orders").get(15, TimeUnit.SECONDS).authorizedOperations())
+                .containsExactlyInAnyOrder(AclOperation.READ, AclOperation.WRITE, AclOperation.DESCRIBE);
+        assertThat(aliceDescribes.get("orders").get(15, TimeUnit.SECONDS).partitions()).hasSize(3);
+        fails(() -> aliceDescribes.get("payments").get(15, TimeUnit.SECONDS), TopicAuthorizationException.class);
 
         // admin calls without the ACLs for them
         Admin aliceAdmin = admin("alice");

@@ -4,9 +4,6 @@ import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicRegistry.TopicInfo;
 import dev.varve.broker.cluster.ClusterReplicaManager;
 import dev.varve.metadata.BrokerRegistration;
-import dev.varve.metadata.MetadataImage;
-import dev.varve.metadata.PartitionState;
-import dev.varve.metadata.TopicImage;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.resource.ResourceType;
@@ -184,47 +181,19 @@ public final class MetadataHandler implements ApiHandler {
 
     private MetadataResponseData.MetadataResponseTopic describe(TopicInfo t, short version) {
         List<MetadataResponseData.MetadataResponsePartition> partitions = new ArrayList<>();
-        ClusterReplicaManager cluster = broker.replicaManager().cluster();
-        if (cluster != null) {
-            MetadataImage image = cluster.image();
-            Optional<TopicImage> topic = image.topic(t.id());
-            for (PartitionState ps : topic.map(TopicImage::partitions).orElse(List.of())) {
-                List<Integer> offline = new ArrayList<>();
-                for (int r : ps.replicas()) {
-                    if (image.broker(r).map(BrokerRegistration::fenced).orElse(true)) {
-                        offline.add(r);
-                    }
-                }
-                partitions.add(new MetadataResponseData.MetadataResponsePartition()
-                        .setPartitionIndex(ps.partition())
-                        .setErrorCode((ps.hasLeader() ? Errors.NONE : Errors.LEADER_NOT_AVAILABLE).code())
-                        .setLeaderId(ps.leader())
-                        .setLeaderEpoch(version >= 7 ? ps.leaderEpoch() : -1)
-                        .setReplicaNodes(ps.replicas())
-                        .setIsrNodes(ps.isr())
-                        .setOfflineReplicas(offline));
-            }
-            return new MetadataResponseData.MetadataResponseTopic()
-                    .setName(t.name())
-                    .setTopicId(version >= 10 ? t.id() : Uuid.ZERO_UUID)
-                    .setErrorCode(Errors.NONE.code())
-                    .setIsInternal(org.apache.kafka.common.internals.Topic.isInternal(t.name()))
-                    .setPartitions(partitions);
-        }
-        List<Integer> self = List.of(broker.nodeId());
-        for (int p = 0; p < t.partitions(); p++) {
+        for (PartitionViews.PartitionView p : PartitionViews.partitions(broker, t, 0, Integer.MAX_VALUE)) {
             partitions.add(new MetadataResponseData.MetadataResponsePartition()
-                    .setPartitionIndex(p)
-                    .setErrorCode(Errors.NONE.code())
-                    .setLeaderId(broker.nodeId())
-                    .setLeaderEpoch(version >= 7 ? dev.varve.broker.ReplicaManager.LEADER_EPOCH : -1)
-                    .setReplicaNodes(self)
-                    .setIsrNodes(self)
-                    .setOfflineReplicas(List.of()));
+                    .setPartitionIndex(p.partition())
+                    .setErrorCode((p.hasLeader() ? Errors.NONE : Errors.LEADER_NOT_AVAILABLE).code())
+                    .setLeaderId(p.leader())
+                    .setLeaderEpoch(version >= 7 ? p.leaderEpoch() : -1)
+                    .setReplicaNodes(p.replicas())
+                    .setIsrNodes(p.isr())
+                    .setOfflineReplicas(p.offline()));
         }
         return new MetadataResponseData.MetadataResponseTopic()
                 .setName(t.name())
-                .setTopicId(version >= 10 ? t.id() : org.apache.kafka.common.Uuid.ZERO_UUID)
+                .setTopicId(version >= 10 ? t.id() : Uuid.ZERO_UUID)
                 .setErrorCode(Errors.NONE.code())
                 .setIsInternal(org.apache.kafka.common.internals.Topic.isInternal(t.name()))
                 .setPartitions(partitions);
