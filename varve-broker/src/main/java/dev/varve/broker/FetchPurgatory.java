@@ -182,8 +182,38 @@ public final class FetchPurgatory implements AutoCloseable {
 
     private final java.util.concurrent.atomic.AtomicLong wakes = new java.util.concurrent.atomic.AtomicLong();
 
+    /** This thread's wakes held back by {@link #coalescingWakes}, or null outside one. */
+    private final ThreadLocal<Set<TopicPartition>> heldWakes = new ThreadLocal<>();
+
+    /**
+     * Runs {@code body} with the wakes this thread makes in it held back and delivered at its end by one
+     * {@link #wakeAll}: each waiting fetch is tried once, however many of its partitions changed. For
+     * work that changes many partitions one by one — a follower's fetch moving the high watermarks of
+     * its 2,000 partitions, the answers to an AlterPartition of 2,000 ISR changes — which would otherwise
+     * re-read another follower's parked fetch of 2,000 partitions once per partition. Nested calls join
+     * the outer one.
+     */
+    public <T> T coalescingWakes(java.util.function.Supplier<T> body) {
+        if (heldWakes.get() != null) {
+            return body.get();
+        }
+        Set<TopicPartition> held = new java.util.HashSet<>();
+        heldWakes.set(held);
+        try {
+            return body.get();
+        } finally {
+            heldWakes.remove();
+            wakeAll(held);
+        }
+    }
+
     /** Wakes the fetches waiting on {@code tp} (called after an append or a high watermark move). */
     public void wake(TopicPartition tp) {
+        Set<TopicPartition> held = heldWakes.get();
+        if (held != null) {
+            held.add(tp);
+            return;
+        }
         wakes.incrementAndGet();
         pokeAnyWatchers();
         Set<Waiter> set = watchers.get(tp);

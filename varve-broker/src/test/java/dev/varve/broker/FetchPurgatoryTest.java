@@ -89,6 +89,44 @@ class FetchPurgatoryTest {
     }
 
     /**
+     * Wakes made one partition at a time inside coalescingWakes (a follower's read moving 2,000 high
+     * watermarks, the answers to an AlterPartition of 2,000 ISR changes) try each waiting fetch once at
+     * the end, not once per partition; a wake counts only when delivered, after the changes it reports;
+     * a fetch whose condition holds still completes.
+     */
+    @Test
+    void wakesHeldInACoalescingScopeTryEachWaitingFetchOnceAtItsEnd() {
+        List<TopicPartition> many = java.util.stream.IntStream.range(0, 2_000)
+                .mapToObj(i -> new TopicPartition("big", i)).toList();
+        AtomicInteger followerAttempts = new AtomicInteger();
+        purgatory.watch(many, 60_000, () -> followerAttempts.incrementAndGet() < 0, () -> { }, purgatory.wakes());
+        AtomicBoolean enough = new AtomicBoolean();
+        AtomicInteger consumerCompleted = new AtomicInteger();
+        purgatory.watch(List.of(tp), 60_000, () -> enough.get() && consumerCompleted.incrementAndGet() > 0, () -> { },
+                purgatory.wakes());
+        long before = purgatory.wakes();
+        int seenInside = purgatory.coalescingWakes(() -> {
+            for (TopicPartition p : many) {
+                purgatory.wake(p);
+            }
+            enough.set(true);
+            purgatory.coalescingWakes(() -> { // nested: joins the outer scope
+                purgatory.wake(tp);
+                return null;
+            });
+            return followerAttempts.get() + consumerCompleted.get();
+        });
+        assertThat(seenInside).as("nothing tried while the wakes are held").isZero();
+        assertThat(followerAttempts).hasValue(1);
+        assertThat(consumerCompleted).hasValue(1);
+        assertThat(purgatory.wakes()).isGreaterThan(before);
+        // outside a scope each wake is delivered at once
+        purgatory.wake(many.get(0));
+        purgatory.wake(many.get(1));
+        assertThat(followerAttempts).hasValue(3);
+    }
+
+    /**
      * The retry at registration closes the race between a fetch's first read and its registration; when
      * no partition was woken since the read began it is skipped (an idle fetch is read once), and a wake
      * in that window, of any partition, still triggers it.

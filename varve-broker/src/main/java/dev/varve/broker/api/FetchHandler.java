@@ -56,8 +56,12 @@ public final class FetchHandler extends AllVersionsHandler {
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         int minBytes = Math.max(1, data.minBytes());
-        Supplier<Read> reread = () -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS);
         dev.varve.broker.FetchPurgatory purgatory = broker.replicaManager().purgatory();
+        // a follower's read moves the high watermarks of its partitions one by one: the fetches that wait
+        // on them are tried once at the end, not once per partition
+        Supplier<Read> reread = isFollower(data)
+                ? () -> purgatory.coalescingWakes(() -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS))
+                : () -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS);
         long wakesBeforeRead = purgatory.wakes();
         long now = System.currentTimeMillis();
         if (data.maxWaitMs() > 0 && session.unchangedIncremental() && session.handlerState() instanceof QuietRead quiet
@@ -68,7 +72,7 @@ public final class FetchHandler extends AllVersionsHandler {
             // (no append, HW move or metadata wake). Reading its thousands of partitions again would find
             // the same nothing, so it waits for any change without reading; its answer names no partition.
             // The follower is at every log end now: a read woken by a change counts it caught up as of now.
-            Supplier<Read> wokenRead = () -> read(session.topics(), data, req.version(), context, now);
+            Supplier<Read> wokenRead = () -> purgatory.coalescingWakes(() -> read(session.topics(), data, req.version(), context, now));
             purgatory.watchAny(data.maxWaitMs(), () -> answer(result, session, wokenRead, 0),
                     () -> result.complete(FetchResponse.of(session.finish(new FetchResponseData()))), wakesBeforeRead);
             return result;

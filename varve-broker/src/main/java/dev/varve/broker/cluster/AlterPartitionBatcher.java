@@ -104,7 +104,7 @@ public final class AlterPartitionBatcher {
         }
         send.apply(request).whenComplete((reply, error) -> {
             try {
-                answer(batch, reply, error);
+                answerScope.accept(() -> answer(batch, reply, error));
             } finally {
                 synchronized (this) {
                     inFlight = false;
@@ -112,6 +112,13 @@ public final class AlterPartitionBatcher {
                 maybeSend();
             }
         });
+    }
+
+    private volatile java.util.function.Consumer<Runnable> answerScope = Runnable::run;
+
+    /** Runs the answering of each request's changes (all of them) inside {@code scope}: the replica manager wakes waiting fetches once per answer, not once per partition. */
+    void answerScope(java.util.function.Consumer<Runnable> scope) {
+        this.answerScope = scope;
     }
 
     private static void answer(List<Item> batch, ControllerChannel.Reply reply, Throwable error) {

@@ -111,6 +111,10 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         this.listenerName = listenerName;
         this.minInsyncReplicas = minInsyncReplicas;
         this.isrChanges = new AlterPartitionBatcher(localId, brokerEpoch, controller);
+        isrChanges.answerScope(answering -> purgatory.coalescingWakes(() -> {
+            answering.run();
+            return null;
+        }));
         long interval = Math.max(50, replicaLagTimeMaxMs / 2);
         timer.schedule(interval, () -> shrinkIsrs(interval));
     }

@@ -56,6 +56,28 @@ class AlterPartitionBatcherTest {
         return req.topics().stream().mapToInt(t -> t.partitions().size()).sum();
     }
 
+    /**
+     * Every change of one request is answered inside one run of the answer scope, so the replica manager
+     * wakes waiting fetches once per request (it holds wakes back in it), not once per partition.
+     */
+    @Test
+    void theAnswersOfOneRequestRunInsideOneScope() {
+        List<Integer> answeredPerScope = new ArrayList<>();
+        batcher.answerScope(answering -> {
+            int before = answered.size();
+            answering.run();
+            answeredPerScope.add(answered.size() - before);
+        });
+        submit(0);
+        for (int p = 1; p <= 500; p++) {
+            submit(p);
+        }
+        replies.get(0).complete(answer(sent.get(0), -1));
+        replies.get(1).complete(answer(sent.get(1), 7));
+        assertThat(answeredPerScope).containsExactly(1, 500);
+        assertThat(sent).hasSize(2);
+    }
+
     @Test
     void changesWaitingForTheRequestInFlightShareTheNextOne() {
         submit(0);
