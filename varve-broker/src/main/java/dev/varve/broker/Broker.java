@@ -98,6 +98,9 @@ public final class Broker implements AutoCloseable {
     private final CoordinatorPartitions coordinatorPartitions;
     private final GroupOffsets groupOffsets;
     private final RequestDispatcher dispatcher;
+    private final dev.varve.broker.metrics.BrokerMetrics metrics;
+    /** The HTTP admin listener (metrics, health), or null when {@code varve.admin.listener} is empty. */
+    private volatile dev.varve.broker.admin.AdminServer admin;
 
     private Broker(BrokerConfig config) throws IOException, InterruptedException {
         this.config = config;
@@ -133,6 +136,9 @@ public final class Broker implements AutoCloseable {
                 : new ProducerIdManager(firstDir);
         this.context = new BrokerContext(config, clusterId, topics, replicaManager, producerIds);
         self[0] = context;
+        this.metrics = new dev.varve.broker.metrics.BrokerMetrics(new dev.varve.broker.metrics.KafkaMetrics(true));
+        context.setMetrics(metrics);
+        context.onTopicDeleted(metrics.topics()::removeTopic);
         if (!clustered) {
             // On a single node every stored record is committed.
             logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
@@ -295,6 +301,7 @@ public final class Broker implements AutoCloseable {
                 (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));
         dispatcher[0] = new RequestDispatcher(handlers);
         dispatcher[0].setQuotas(context.quotas());
+        dispatcher[0].setMetrics(metrics.requests());
         this.dispatcher = dispatcher[0];
         // A cluster broker serves clients only once caught up with the metadata log (see below).
         boolean servesOnlyWhenCaughtUp = clustered && config.processRoles().contains("broker");
@@ -397,10 +404,37 @@ public final class Broker implements AutoCloseable {
      * controller in the background: {@link #awaitUnfenced} waits until it serves its partitions.
      */
     public static Broker start(BrokerConfig config) throws IOException, InterruptedException {
+        return start(config, false);
+    }
+
+    /**
+     * As {@link #start(BrokerConfig)}; with {@code adminListenerOptional} (the admin listener is a default,
+     * not the operator's setting) an admin address already in use is logged and the broker runs without it.
+     */
+    public static Broker start(BrokerConfig config, boolean adminListenerOptional) throws IOException, InterruptedException {
         for (String key : config.unknownKeys()) {
             LOG.warn("ignoring unknown configuration key {}", key);
         }
-        return new Broker(config);
+        Broker broker = new Broker(config);
+        try {
+            broker.registerGauges();
+            try {
+                broker.startAdminListener();
+            } catch (java.net.BindException e) {
+                if (!adminListenerOptional) {
+                    throw e;
+                }
+                LOG.warn("no HTTP admin listener: {} is in use ({}); set {} to another HOST:PORT, or to nothing for none",
+                        config.adminListener(), e.getMessage(), BrokerConfig.ADMIN_LISTENER);
+            }
+        } catch (IOException e) {
+            broker.close();
+            throw new IOException("cannot start the admin listener " + config.adminListener() + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            broker.close();
+            throw e;
+        }
+        return broker;
     }
 
     /** Cluster mode: waits until the controller has unfenced this broker. */
@@ -482,9 +516,79 @@ public final class Broker implements AutoCloseable {
         return id;
     }
 
+    /** Kafka's gauges of this broker's state, read at each scrape. */
+    private void registerGauges() {
+        dev.varve.broker.metrics.KafkaMetrics m = metrics.registry();
+        java.util.function.Supplier<dev.varve.broker.cluster.ClusterReplicaManager.ReplicaCounts> counts = () -> {
+            dev.varve.broker.cluster.ClusterReplicaManager c = context.replicaManager().cluster();
+            if (c != null) {
+                return c.counts();
+            }
+            int n = logManager.allLogs().size(); // a single node leads every partition, alone
+            return new dev.varve.broker.cluster.ClusterReplicaManager.ReplicaCounts(n, n, 0, 0);
+        };
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager", "PartitionCount"), () -> counts.get().partitions());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager", "LeaderCount"), () -> counts.get().leaders());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager", "UnderReplicatedPartitions"),
+                () -> counts.get().underReplicated());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager", "UnderMinIsrPartitionCount"),
+                () -> counts.get().underMinIsr());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "ActiveControllerCount"),
+                () -> cluster == null ? 1 : cluster.isActiveController() ? 1 : 0);
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "DelayedOperationPurgatory", "PurgatorySize",
+                "delayedOperation", "Fetch"), purgatory::waiting);
+    }
+
+    /** Starts the HTTP admin listener when {@code varve.admin.listener} names one. */
+    private void startAdminListener() throws IOException {
+        String address = config.adminListener();
+        if (address.isEmpty()) {
+            return;
+        }
+        int colon = address.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new org.apache.kafka.common.config.ConfigException(BrokerConfig.ADMIN_LISTENER, address, "expected HOST:PORT");
+        }
+        String host = address.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port = Integer.parseInt(address.substring(colon + 1));
+        io.prometheus.metrics.model.registry.PrometheusRegistry registry = new io.prometheus.metrics.model.registry.PrometheusRegistry();
+        registry.register(new dev.varve.broker.metrics.KafkaPrometheusCollector(metrics.registry()));
+        io.prometheus.metrics.instrumentation.jvm.JvmMetrics.builder().register(registry);
+        admin = new dev.varve.broker.admin.AdminServer(new java.net.InetSocketAddress(host, port), registry, this::notReadyBecause);
+    }
+
+    /** Why this broker is not ready to serve (empty: it is): caught up with the metadata, listeners bound, no log directory offline. */
+    private List<String> notReadyBecause() {
+        List<String> why = new ArrayList<>();
+        if (!dispatcher.accepting()) {
+            why.add("not caught up with the cluster metadata yet");
+        }
+        if (server.boundAddresses().isEmpty()) {
+            why.add("no listener bound");
+        }
+        long offline = logManager.offlinePartitions().size()
+                + logManager.allLogs().stream().filter(dev.varve.storage.PartitionLog::isOffline).count();
+        if (offline > 0) {
+            why.add(offline + " partition(s) offline after a disk failure");
+        }
+        return why;
+    }
+
+    /** The HTTP admin listener's address, or null without one. */
+    public java.net.InetSocketAddress adminAddress() {
+        dev.varve.broker.admin.AdminServer a = admin;
+        return a == null ? null : a.address();
+    }
+
     @Override
     public void close() throws IOException {
         LOG.info("shutting down");
+        if (admin != null) {
+            admin.close();
+        }
         if (cluster != null) {
             cluster.beginShutdown(config.longValue(BrokerConfig.BROKER_SESSION_TIMEOUT_MS));
         }
@@ -521,6 +625,7 @@ public final class Broker implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        metrics.close();
         LOG.info("shut down cleanly");
     }
 }

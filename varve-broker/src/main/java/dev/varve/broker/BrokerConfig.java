@@ -52,6 +52,7 @@ public final class BrokerConfig {
     public static final String MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate";
     public static final String QUOTA_WINDOW_NUM = "quota.window.num";
     public static final String MAX_REQUEST_PARTITION_SIZE_LIMIT = "max.request.partition.size.limit";
+    public static final String ADMIN_LISTENER = "varve.admin.listener";
     public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
@@ -156,6 +157,8 @@ public final class BrokerConfig {
             .define(MAX_CONNECTIONS_PER_IP_OVERRIDES, STRING, "", MEDIUM, "Per-address limits: host:count,...")
             .define(MAX_CONNECTION_CREATION_RATE, INT, Integer.MAX_VALUE, atLeast(0), MEDIUM,
                     "New connections per second the client listeners accept (the inter-broker listener is exempt); past it accepting pauses.")
+            .define(ADMIN_LISTENER, STRING, "", MEDIUM, "HOST:PORT of the HTTP admin listener (/metrics, /health/live, "
+                    + "/health/ready); empty: none. `varve server` binds 127.0.0.1:9644 unless told otherwise.")
             .define(MAX_REQUEST_PARTITION_SIZE_LIMIT, INT, 2000, atLeast(1), LOW,
                     "Most partitions one DescribeTopicPartitions answer holds (the client's own limit applies if lower); the client pages through the rest.")
             .define(QUOTA_WINDOW_NUM, INT, 11, atLeast(2), LOW, "Samples a client quota's rate is measured over.")
@@ -643,6 +646,12 @@ public final class BrokerConfig {
 
     public int intValue(String key) {
         return (Integer) values.get(key);
+    }
+
+    /** The HTTP admin listener's HOST:PORT, or empty for none. */
+    public String adminListener() {
+        Object v = values.get(ADMIN_LISTENER);
+        return v == null ? "" : ((String) v).trim();
     }
 
     /** The group coordinator's settings. */

@@ -33,6 +33,17 @@ public final class BrokerContext {
 
     private volatile dev.varve.broker.quota.ClientQuotaManager quotas;
 
+    private volatile dev.varve.broker.metrics.BrokerMetrics metrics = dev.varve.broker.metrics.BrokerMetrics.DETACHED;
+
+    /** The broker's Kafka-named metrics. */
+    public dev.varve.broker.metrics.BrokerMetrics metrics() {
+        return metrics;
+    }
+
+    void setMetrics(dev.varve.broker.metrics.BrokerMetrics metrics) {
+        this.metrics = metrics;
+    }
+
     /** Client quotas (null before the broker sets them up). */
     public dev.varve.broker.quota.ClientQuotaManager quotas() {
         return quotas;

@@ -55,7 +55,8 @@ final class ClusterCommand {
     @Command(name = "up", mixinStandardHelpOptions = true,
             description = {"Start (or restart) a local cluster and wait until every node serves clients.",
                     "Prints the bootstrap servers (host:port,...) as the only line on stdout.",
-                    "Node i listens for clients on PORT+100*(i-1) (--base-port) and for the quorum on the port after.",
+                    "Node i listens for clients on PORT+100*(i-1) (--base-port), for the quorum on the port after, "
+                            + "and serves /metrics and /health on the one after that.",
                     "An existing DIR is restarted with its data; stopped nodes of a partly running cluster are started."})
     static final class Up implements Callable<Integer> {
         @Spec
@@ -112,7 +113,8 @@ final class ClusterCommand {
                 }
             }
             for (Node node : toStart) {
-                int[] ports = {LocalCluster.clientPort(basePort, node.id()), LocalCluster.controllerPort(basePort, node.id())};
+                int[] ports = {LocalCluster.clientPort(basePort, node.id()), LocalCluster.controllerPort(basePort, node.id()),
+                        LocalCluster.adminPort(basePort, node.id())};
                 for (int port : ports) {
                     if (!LocalCluster.portFree(host, port)) {
                         return fail("port " + port + " of node " + node.id() + " is in use on " + host

@@ -46,7 +46,8 @@ import java.util.stream.Stream;
  * </pre>
  *
  * <p>Node {@code i} (1-based) listens for clients on {@code basePort + 100*(i-1)} and for the metadata
- * quorum (its CONTROLLER listener, its Raft endpoint) on the port after that.
+ * quorum (its CONTROLLER listener, its Raft endpoint) on the port after that, and serves its HTTP admin
+ * listener ({@code /metrics}, {@code /health/ready}) on the one after that.
  *
  * <p>A pid file is trusted only while that process's command line names {@link #MAIN_CLASS} and this
  * node's own config file, so a pid the OS has recycled for another process is never signalled.
@@ -122,6 +123,10 @@ final class LocalCluster {
         return clientPort(basePort, nodeId) + 1;
     }
 
+    static int adminPort(int basePort, int nodeId) {
+        return clientPort(basePort, nodeId) + 2;
+    }
+
     /** {@code host:port}, with an IPv6 literal in brackets. */
     static String address(String host, int port) {
         return (host.contains(":") ? "[" + host + "]" : host) + ":" + port;
@@ -167,6 +172,7 @@ final class LocalCluster {
         config.put("default.replication.factor", Integer.toString(replicationFactor));
         config.put("min.insync.replicas", Integer.toString(minInsync));
         config.put("offsets.topic.replication.factor", Integer.toString(replicationFactor));
+        config.put("varve.admin.listener", address(host, adminPort(basePort, id)));
         config.putAll(extra);
         return config;
     }

@@ -59,6 +59,9 @@ final class ServerCommand implements Callable<Integer> {
         return java.util.Optional.empty();
     }
 
+    /** Where {@code varve server} serves /metrics and /health when its config does not say. */
+    static final String DEFAULT_ADMIN_LISTENER = "127.0.0.1:9644";
+
     static int run(File configFile, java.io.PrintWriter err) throws Exception {
         Properties props = new Properties();
         if (configFile != null) {
@@ -71,6 +74,8 @@ final class ServerCommand implements Callable<Integer> {
                 props.load(r);
             }
         }
+        // metrics and health on loopback unless the file says otherwise (an empty value: none)
+        boolean defaultAdmin = props.putIfAbsent(BrokerConfig.ADMIN_LISTENER, DEFAULT_ADMIN_LISTENER) == null;
         BrokerConfig config;
         try {
             config = BrokerConfig.from(props);
@@ -80,9 +85,11 @@ final class ServerCommand implements Callable<Integer> {
             return 2;
         }
         long startNanos = System.nanoTime();
-        Broker broker = Broker.start(config);
-        System.err.printf("Varve broker %d started in %d ms; bootstrap.servers=%s; data in %s%n", config.nodeId(),
-                (System.nanoTime() - startNanos) / 1_000_000, broker.bootstrapServers(), config.logDirs());
+        Broker broker = Broker.start(config, defaultAdmin);
+        System.err.printf("Varve broker %d started in %d ms; bootstrap.servers=%s; data in %s%s%n", config.nodeId(),
+                (System.nanoTime() - startNanos) / 1_000_000, broker.bootstrapServers(), config.logDirs(),
+                broker.adminAddress() == null ? "" : "; metrics at http://" + LocalCluster.address(
+                        broker.adminAddress().getHostString(), broker.adminAddress().getPort()) + "/metrics");
         // SIGTERM and SIGINT end the wait; the broker then shuts down cleanly and the process exits 0.
         CountDownLatch stop = new CountDownLatch(1);
         try {

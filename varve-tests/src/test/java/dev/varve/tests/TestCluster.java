@@ -240,6 +240,7 @@ public final class TestCluster implements AutoCloseable {
                 cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
                 cfg.put("default.replication.factor", Integer.toString(Math.min(3, n)));
                 cfg.put("advertised.listeners", c.listener + "://" + node.host + ":" + node.port);
+                cfg.putIfAbsent("varve.admin.listener", node.host + ":0"); // three nodes on one host
                 cfg.put("offsets.topic.replication.factor", Integer.toString(Math.min(3, n)));
                 cfg.putAll(FAST);
                 cfg.putAll(extra);

@@ -55,6 +55,8 @@ public final class FetchHandler extends AllVersionsHandler {
             return CompletableFuture.completedFuture(FetchResponse.of(session.finish(null)));
         }
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
+        boolean follower = isFollower(data);
+        result.thenAccept(r -> countOut((FetchResponse) r, follower));
         int minBytes = Math.max(1, data.minBytes());
         dev.varve.broker.FetchPurgatory purgatory = broker.replicaManager().purgatory();
         // a follower's read moves the high watermarks of its partitions one by one: the fetches that wait
@@ -98,6 +100,27 @@ public final class FetchHandler extends AllVersionsHandler {
                 },
                 () -> answer(result, session, woken.get() || first.bytes() > 0 ? reread : () -> first, 0), wakesBeforeRead);
         return result;
+    }
+
+    /** Kafka's BrokerTopicMetrics of what a fetch's answer carries, counted once per answer (not per read). */
+    private void countOut(FetchResponse response, boolean follower) {
+        dev.varve.broker.metrics.BrokerTopicStats stats = broker.metrics().topics();
+        for (FetchResponseData.FetchableTopicResponse t : response.data().responses()) {
+            String name = t.topic() != null && !t.topic().isEmpty() ? t.topic()
+                    : broker.topics().get(t.topicId()).map(TopicInfo::name).orElse(null);
+            if (name == null) {
+                continue;
+            }
+            for (FetchResponseData.PartitionData p : t.partitions()) {
+                if (p.errorCode() != Errors.NONE.code()) {
+                    if (p.errorCode() != Errors.UNKNOWN_TOPIC_OR_PARTITION.code() && p.errorCode() != Errors.UNKNOWN_TOPIC_ID.code()) {
+                        stats.fetchFailed(name);
+                    }
+                    continue;
+                }
+                stats.fetched(name, p.records() == null ? 0 : p.records().sizeInBytes(), follower);
+            }
+        }
     }
 
     /** Reads again and answers when at least {@code minBytes} are readable (or on an error); true once answered. */

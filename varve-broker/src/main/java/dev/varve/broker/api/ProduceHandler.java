@@ -300,6 +300,9 @@ public final class ProduceHandler extends AllVersionsHandler {
             dev.varve.broker.ReplicaManager.LeaderAppend appended = broker.replicaManager().appendAsLeader(tp, records, acksAll,
                     dev.varve.storage.AppendOrigin.CLIENT, guard);
             LogAppendInfo info = appended.info();
+            if (!info.duplicate()) {
+                broker.metrics().topics().produced(tp.topic(), info.numRecords(), records.sizeInBytes());
+            }
             pr.setErrorCode(Errors.NONE.code())
                     .setBaseOffset(info.firstOffset())
                     .setLogAppendTimeMs(info.logAppendTimeMs())
@@ -313,6 +316,8 @@ public final class ProduceHandler extends AllVersionsHandler {
                 LOG.debug("append to {} refused: {}", tp, e.getMessage());
             }
             pr.setErrorCode(error.code()).setErrorMessage(e.getMessage());
+            broker.metrics().topics().produceFailed(tp.topic(),
+                    partition.records() instanceof MemoryRecords r ? r.sizeInBytes() : 0);
             return null;
         }
     }

@@ -854,6 +854,36 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         return image;
     }
 
+    /** Kafka's ReplicaManager gauges: replicas here, those led here, and of those the under-replicated and under-min-ISR ones. */
+    public record ReplicaCounts(int partitions, int leaders, int underReplicated, int underMinIsr) {
+    }
+
+    /** {@link ReplicaCounts} now (a walk of this broker's partitions: for metric scrapes). */
+    public ReplicaCounts counts() {
+        int all = 0;
+        int leaders = 0;
+        int under = 0;
+        int underMin = 0;
+        for (Partition p : partitions.values()) {
+            all++;
+            synchronized (p) {
+                if (!p.replica.isLeader()) {
+                    continue;
+                }
+                dev.varve.broker.replication.LeaderState l = p.replica.leader();
+                leaders++;
+                int isr = l.isr().size();
+                if (isr < l.replicas().size()) {
+                    under++;
+                }
+                if (isr < l.minInsyncReplicas()) {
+                    underMin++;
+                }
+            }
+        }
+        return new ReplicaCounts(all, leaders, under, underMin);
+    }
+
     /** The partitions this broker leads. */
     public Collection<TopicPartition> leaderPartitions() {
         List<TopicPartition> out = new ArrayList<>();

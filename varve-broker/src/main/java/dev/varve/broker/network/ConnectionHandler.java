@@ -45,6 +45,18 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
     private final SerialExecutor requests;
     private final ListenerSecurity.Listener listener;
     private final ArrayDeque<CompletableFuture<Send>> pending = new ArrayDeque<>();
+    /** When each pending request went through each phase (same order as {@link #pending}), for Kafka's request metrics. */
+    private final ArrayDeque<Stamps> stamps = new ArrayDeque<>();
+
+    /** A request's phase times (System.nanoTime), as Kafka's RequestChannel records them. */
+    private static final class Stamps {
+        final long received = System.nanoTime();
+        volatile long started;
+        volatile long handled;
+        volatile long ready;
+        volatile org.apache.kafka.common.protocol.ApiKeys key;
+        volatile boolean follower;
+    }
     /** Read by the connection's request tasks: a SASL exchange or a TLS handshake names its principal. */
     private volatile RequestDispatcher.Connection connection;
     /** The exchange a SASL listener's connection must complete before anything else; null for the others. */
@@ -90,11 +102,14 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         }
         ByteBuffer copy = frame.bytes();
         CompletableFuture<Send> slot = new CompletableFuture<>();
+        Stamps stamp = new Stamps();
         pending.add(slot);
+        stamps.add(stamp);
         if (pending.size() >= MAX_PENDING) {
             ctx.channel().config().setAutoRead(false);
         }
         requests.submit(() -> {
+            stamp.started = System.nanoTime();
             CompletableFuture<Send> response;
             java.util.concurrent.CompletionStage<?> applied = null;
             try {
@@ -112,6 +127,8 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                     }
                 } else {
                     RequestDispatcher.Dispatched dispatched = dispatcher.dispatch(connection, copy, pool);
+                    stamp.key = dispatched.key();
+                    stamp.follower = dispatched.follower();
                     response = dispatched.response();
                     applied = dispatched.applied();
                 }
@@ -124,7 +141,9 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
                 // later requests would wait forever behind this one
                 response = CompletableFuture.failedFuture(e);
             }
+            stamp.handled = System.nanoTime();
             response.whenComplete((send, error) -> pool.release(frame.reserved()));
+            response.whenComplete((send, error) -> stamp.ready = System.nanoTime());
             response.whenComplete((send, error) -> ctx.executor().execute(() -> {
                 if (error != null) {
                     slot.completeExceptionally(error);
@@ -137,11 +156,17 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
         });
     }
 
+    private static long ms(long nanos) {
+        return Math.max(0, nanos / 1_000_000);
+    }
+
     /** Writes every completed response at the head of the queue, in order. Runs on the event loop. */
     private void writeCompleted(ChannelHandlerContext ctx) {
         boolean wrote = false;
         while (!pending.isEmpty() && pending.peek().isDone() && !closing) {
             CompletableFuture<Send> head = pending.poll();
+            Stamps stamp = stamps.poll();
+            long dequeued = System.nanoTime();
             Send send;
             try {
                 send = head.join();
@@ -159,8 +184,15 @@ final class ConnectionHandler extends ChannelInboundHandlerAdapter {
             try {
                 // TLS encrypts in user space: file slices are read in chunks (no sendfile), as Kafka does
                 List<Object> parts = NettySendChannel.partsOf(send, listener.tls());
+                io.netty.channel.ChannelFuture written = null;
                 for (Object part : parts) {
-                    ctx.write(part);
+                    written = ctx.write(part);
+                }
+                dev.varve.broker.metrics.RequestMetrics metrics = dispatcher.metrics();
+                if (metrics != null && stamp != null && stamp.key != null && written != null) {
+                    written.addListener(f -> metrics.completed(stamp.key, stamp.follower, new dev.varve.broker.metrics.RequestMetrics.Timing(
+                            ms(stamp.started - stamp.received), ms(stamp.handled - stamp.started), ms(stamp.ready - stamp.handled),
+                            ms(dequeued - stamp.ready), ms(System.nanoTime() - dequeued))));
                 }
                 wrote = true;
                 if (sasl != null && sasl.failed()) {

@@ -117,7 +117,7 @@ public final class RequestDispatcher {
      * A frame decoded for its handler; {@code decodeReserved} bytes of the request memory pool were
      * reserved for its decoding (given back by the caller once the request is answered).
      */
-    public record Parsed(RequestContext context, AbstractRequest request, ApiHandler handler, long decodeReserved) {
+    public record Parsed(RequestContext context, AbstractRequest request, ApiHandler handler, long decodeReserved, int bytes) {
     }
 
     /**
@@ -162,13 +162,13 @@ public final class RequestDispatcher {
         }
         if (apiVersions && !ApiKeys.API_VERSIONS.isVersionSupported(version)) {
             // an ApiVersions of a version unknown here is answered as v0, not parsed (KIP-511)
-            return new Parsed(context, context.parseRequest(frame).request, handler, 0);
+            return new Parsed(context, context.parseRequest(frame).request, handler, 0, frameBytes);
         }
         DecodeBudget budget = new DecodeBudget(frame, frameBytes, pool, key + " v" + version + " of " + frameBytes + " bytes");
         try {
             AbstractRequest request = AbstractRequest.parseRequest(key, version, budget).request;
             budget.check();
-            return new Parsed(context, request, handler, budget.reserved());
+            return new Parsed(context, request, handler, budget.reserved(), frameBytes);
         } catch (RuntimeException e) {
             pool.release(budget.reserved());
             if (e instanceof DecodeBudget.Exceeded) {
@@ -204,7 +204,24 @@ public final class RequestDispatcher {
      * A request dispatched: its response, and when its effects are in place for the connection's next
      * request (null: already), as {@link ApiHandler#start} tells.
      */
-    public record Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied) {
+    public record Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied,
+                             org.apache.kafka.common.protocol.ApiKeys key, boolean follower) {
+        public Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied) {
+            this(response, applied, null, false);
+        }
+    }
+
+    /** Kafka's request metrics; null: none kept. */
+    private volatile dev.varve.broker.metrics.RequestMetrics metrics;
+
+    /** Kafka's request metrics, or null when none are kept. */
+    public dev.varve.broker.metrics.RequestMetrics metrics() {
+        return metrics;
+    }
+
+    /** Counts requests and their errors in {@code metrics} from now on. */
+    public void setMetrics(dev.varve.broker.metrics.RequestMetrics metrics) {
+        this.metrics = metrics;
     }
 
     /** As {@link #handle(Connection, ByteBuffer, RequestMemoryPool)}, with when the request's effects are in place. */
@@ -217,7 +234,7 @@ public final class RequestDispatcher {
         try {
             Dispatched d = handleParsed(connection, parsed);
             return new Dispatched(d.response().whenComplete((send, error) -> pool.release(parsed.decodeReserved())),
-                    d.applied());
+                    d.applied(), d.key(), d.follower());
         } catch (RuntimeException | Error e) {
             pool.release(parsed.decodeReserved());
             throw e;
@@ -265,6 +282,10 @@ public final class RequestDispatcher {
         AbstractRequest request = parsed.request();
         ApiHandler handler = parsed.handler();
         ApiKeys key = context.header.apiKey();
+        dev.varve.broker.metrics.RequestMetrics m = metrics;
+        if (m != null) {
+            m.received(key, context.header.apiVersion(), parsed.bytes());
+        }
         CompletableFuture<AbstractResponse> response;
         java.util.concurrent.CompletionStage<?> applied = null;
         dev.varve.broker.quota.ClientQuotaManager q = quotas;
@@ -321,7 +342,10 @@ public final class RequestDispatcher {
                 LOG.warn("{} request from {} failed", key, connection.id(), cause);
                 return context.buildResponseSend(errorResponse);
             }
+            if (m != null && resp != null) {
+                m.answered(key, resp.errorCounts());
+            }
             return resp == null ? null : context.buildResponseSend(resp);
-        }), applied);
+        }), applied, key, key == ApiKeys.FETCH && exempt(request));
     }
 }

@@ -1,0 +1,86 @@
+package dev.varve.broker.admin;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.prometheus.metrics.exporter.httpserver.MetricsHandler;
+import io.prometheus.metrics.model.registry.PrometheusRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.Supplier;
+
+/**
+ * The broker's HTTP admin listener ({@code varve.admin.listener}): {@code /metrics} in the Prometheus text
+ * format (OpenMetrics when the scraper asks for it), {@code /health/live} (the process answers) and
+ * {@code /health/ready} (200 once the broker serves: caught up with the metadata, listeners bound, no
+ * log directory offline; 503 with the reasons otherwise). The JDK's own HTTP server, two threads: a
+ * scrape never takes a request thread of the Kafka listeners.
+ */
+public final class AdminServer implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(AdminServer.class);
+
+    /** Why the broker is not ready; empty when it is. */
+    public interface Readiness extends Supplier<List<String>> {
+    }
+
+    private final HttpServer server;
+    private final ExecutorService threads;
+
+    public AdminServer(InetSocketAddress address, PrometheusRegistry registry, Readiness readiness) throws IOException {
+        server = HttpServer.create(address, 16);
+        threads = Executors.newFixedThreadPool(2, r -> {
+            Thread t = new Thread(r, "varve-admin-http");
+            t.setDaemon(true);
+            return t;
+        });
+        server.setExecutor(threads);
+        server.createContext("/metrics", new MetricsHandler(registry));
+        server.createContext("/health/live", exchange -> respond(exchange, 200, "live\n"));
+        server.createContext("/health/ready", exchange -> {
+            List<String> why;
+            try {
+                why = readiness.get();
+            } catch (RuntimeException e) {
+                why = List.of("readiness check failed: " + e);
+            }
+            respond(exchange, why.isEmpty() ? 200 : 503, why.isEmpty() ? "ready\n" : String.join("\n", why) + "\n");
+        });
+        server.createContext("/", exchange -> respond(exchange, 404, "not found: try /metrics, /health/live or /health/ready\n"));
+        server.start();
+        LOG.info("admin listener on http://{}:{} (/metrics, /health/live, /health/ready)",
+                address.getHostString(), server.getAddress().getPort());
+    }
+
+    /** The bound address (its port when 0 was asked for). */
+    public InetSocketAddress address() {
+        return server.getAddress();
+    }
+
+    private static void respond(HttpExchange exchange, int status, String body) throws IOException {
+        try (exchange) {
+            byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
+            if ("HEAD".equals(exchange.getRequestMethod())) {
+                exchange.sendResponseHeaders(status, -1);
+                return;
+            }
+            exchange.sendResponseHeaders(status, bytes.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(bytes);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        server.stop(0);
+        threads.shutdownNow();
+    }
+}
