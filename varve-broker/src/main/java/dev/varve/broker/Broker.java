@@ -99,6 +99,7 @@ public final class Broker implements AutoCloseable {
     private final GroupOffsets groupOffsets;
     private final RequestDispatcher dispatcher;
     private final dev.varve.broker.metrics.BrokerMetrics metrics;
+    private final dev.varve.broker.metrics.LogMetrics logMetrics;
     /** The HTTP admin listener (metrics, health), or null when {@code varve.admin.listener} is empty. */
     private volatile dev.varve.broker.admin.AdminServer admin;
 
@@ -139,6 +140,7 @@ public final class Broker implements AutoCloseable {
         this.metrics = new dev.varve.broker.metrics.BrokerMetrics(new dev.varve.broker.metrics.KafkaMetrics(true));
         context.setMetrics(metrics);
         context.onTopicDeleted(metrics.topics()::removeTopic);
+        this.logMetrics = new dev.varve.broker.metrics.LogMetrics(metrics.registry(), logManager::allLogs);
         if (!clustered) {
             // On a single node every stored record is committed.
             logManager.allLogs().forEach(log -> log.updateHighWatermark(log.logEndOffset()));
@@ -537,6 +539,47 @@ public final class Broker implements AutoCloseable {
                 () -> cluster == null ? 1 : cluster.isActiveController() ? 1 : 0);
         m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "DelayedOperationPurgatory", "PurgatorySize",
                 "delayedOperation", "Fetch"), purgatory::waiting);
+        com.yammer.metrics.core.Meter shrinks = m.meter(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager",
+                "IsrShrinksPerSec"), "shrinks");
+        com.yammer.metrics.core.Meter expands = m.meter(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager",
+                "IsrExpandsPerSec"), "expands");
+        if (context.replicaManager().cluster() != null) {
+            context.replicaManager().cluster().onIsrChanged(kind ->
+                    (kind == dev.varve.broker.replication.IsrChangeProposal.Kind.SHRINK ? shrinks : expands).mark());
+        }
+        // the cluster as the metadata image has it (every node holds the image), Kafka's controller metrics
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "OfflinePartitionsCount"),
+                () -> imageCount((img, t) -> (int) t.partitions().stream().filter(ps -> !ps.hasLeader()).count()));
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "PreferredReplicaImbalanceCount"),
+                () -> imageCount((img, t) -> (int) t.partitions().stream()
+                        .filter(ps -> ps.hasLeader() && ps.leader() != ps.preferredLeader()).count()));
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "GlobalPartitionCount"),
+                () -> cluster == null ? logManager.allLogs().size() : imageCount((img, t) -> t.partitionCount()));
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "GlobalTopicCount"),
+                () -> cluster == null ? context.topics().all().size() : imageCount((img, t) -> 1));
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "FencedBrokerCount"),
+                () -> cluster == null ? 0 : (int) image().brokers().values().stream().filter(b -> b.fenced()).count());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.controller", "KafkaController", "ActiveBrokerCount"),
+                () -> cluster == null ? 1 : (int) image().brokers().values().stream().filter(b -> !b.fenced()).count());
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.coordinator.group", "GroupMetadataManager", "NumGroups"),
+                () -> groupOffsets.list(List.of(), List.of()).size());
+        logMetrics.sync();
+        scheduler.schedulePeriodic("log-metrics", logMetrics::sync, 30_000, 30_000);
+    }
+
+    private dev.varve.metadata.MetadataImage image() {
+        dev.varve.broker.cluster.ClusterReplicaManager c = context.replicaManager().cluster();
+        return c == null ? dev.varve.metadata.MetadataImage.EMPTY : c.image();
+    }
+
+    /** A sum over the topics of the metadata image. */
+    private int imageCount(java.util.function.BiFunction<dev.varve.metadata.MetadataImage, dev.varve.metadata.TopicImage, Integer> perTopic) {
+        dev.varve.metadata.MetadataImage img = image();
+        int n = 0;
+        for (dev.varve.metadata.TopicImage t : img.topicsByName().values()) {
+            n += perTopic.apply(img, t);
+        }
+        return n;
     }
 
     /** Starts the HTTP admin listener when {@code varve.admin.listener} names one. */
@@ -555,7 +598,8 @@ public final class Broker implements AutoCloseable {
         }
         int port = Integer.parseInt(address.substring(colon + 1));
         io.prometheus.metrics.model.registry.PrometheusRegistry registry = new io.prometheus.metrics.model.registry.PrometheusRegistry();
-        registry.register(new dev.varve.broker.metrics.KafkaPrometheusCollector(metrics.registry()));
+        registry.register(new dev.varve.broker.metrics.KafkaPrometheusCollector(metrics.registry(), logMetrics::sync));
+        registry.register(new dev.varve.broker.metrics.ConsumerLagCollector(groupOffsets, logManager::getLog));
         io.prometheus.metrics.instrumentation.jvm.JvmMetrics.builder().register(registry);
         admin = new dev.varve.broker.admin.AdminServer(new java.net.InetSocketAddress(host, port), registry, this::notReadyBecause);
     }

@@ -794,7 +794,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                 (err, answer) -> onIsrAnswer(p, proposal, err, answer));
     }
 
+    private volatile java.util.function.Consumer<IsrChangeProposal.Kind> isrChanged = kind -> { };
+
+    /** Told of each ISR change of a partition led here once the controller committed it (Kafka's IsrShrinksPerSec, IsrExpandsPerSec). */
+    public void onIsrChanged(java.util.function.Consumer<IsrChangeProposal.Kind> listener) {
+        this.isrChanged = listener;
+    }
+
     private void onIsrAnswer(Partition p, IsrChangeProposal proposal, Errors err, AlterPartitionResponseData.PartitionData answer) {
+        if (err == Errors.NONE) {
+            isrChanged.accept(proposal.kind());
+        }
         List<Runnable> after;
         PartitionReplica.IsrAnswer outcome;
         synchronized (p) {

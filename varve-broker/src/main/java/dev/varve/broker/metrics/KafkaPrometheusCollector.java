@@ -44,6 +44,7 @@ public final class KafkaPrometheusCollector implements MultiCollector {
     private static final double[] QUANTILES = {0.50, 0.75, 0.95, 0.98, 0.99, 0.999};
 
     private final KafkaMetrics metrics;
+    private final Runnable beforeScrape;
     /** Per metric name: its Prometheus name stem and labels (parsed once). */
     private final Map<MetricName, Parsed> parsed = new ConcurrentHashMap<>();
 
@@ -51,7 +52,13 @@ public final class KafkaPrometheusCollector implements MultiCollector {
     }
 
     public KafkaPrometheusCollector(KafkaMetrics metrics) {
+        this(metrics, () -> { });
+    }
+
+    /** @param beforeScrape brings dynamic metrics up to date first (the logs' gauges) */
+    public KafkaPrometheusCollector(KafkaMetrics metrics, Runnable beforeScrape) {
         this.metrics = metrics;
+        this.beforeScrape = beforeScrape;
     }
 
     private static Parsed parse(MetricName n) {
@@ -83,6 +90,7 @@ public final class KafkaPrometheusCollector implements MultiCollector {
 
     @Override
     public MetricSnapshots collect() {
+        beforeScrape.run();
         Map<String, CounterSnapshot.Builder> counters = new TreeMap<>();
         Map<String, GaugeSnapshot.Builder> gauges = new TreeMap<>();
         for (Map.Entry<MetricName, Metric> e : metrics.all().entrySet()) {

@@ -126,6 +126,13 @@ class AdminListenerTest {
             }
         }
         assertThat(read).isEqualTo(50);
+        // a second group that read nothing yet: it lags by everything (committed at 0)
+        try (KafkaConsumer<byte[], byte[]> idle = new KafkaConsumer<>(Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
+                ConsumerConfig.GROUP_ID_CONFIG, "metered-laggards"), new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+            idle.commitSync(Map.of(new org.apache.kafka.common.TopicPartition("metered", 0),
+                    new org.apache.kafka.clients.consumer.OffsetAndMetadata(5)));
+        }
 
         HttpResponse<String> scrape = get("/metrics");
         assertThat(scrape.statusCode()).isEqualTo(200);
@@ -144,6 +151,19 @@ class AdminListenerTest {
         assertThat(series(page, "kafka_server_replicamanager_underreplicatedpartitions")).isEqualTo(0.0);
         assertThat(series(page, "kafka_controller_kafkacontroller_activecontrollercount")).isEqualTo(1.0);
         assertThat(page).contains("jvm_memory_used_bytes");
+        // per-partition log gauges: 25 records in each partition
+        assertThat(series(page, "kafka_log_log_logendoffset", "partition", "0", "topic", "metered")).isEqualTo(25.0);
+        assertThat(series(page, "kafka_log_log_size", "partition", "1", "topic", "metered")).isGreaterThan(25 * 100.0);
+        assertThat(series(page, "kafka_log_log_numlogsegments", "partition", "1", "topic", "metered")).isEqualTo(1.0);
+        // groups: the readers committed everything (their consumer commits on close), the laggards are 20 behind
+        assertThat(series(page, "kafka_consumergroup_lag", "consumergroup", "metered-readers", "partition", "0", "topic", "metered"))
+                .isEqualTo(0.0);
+        assertThat(series(page, "kafka_consumergroup_current_offset", "consumergroup", "metered-readers", "partition", "1",
+                "topic", "metered")).isEqualTo(25.0);
+        assertThat(series(page, "kafka_consumergroup_lag", "consumergroup", "metered-laggards", "partition", "0", "topic", "metered"))
+                .isEqualTo(20.0);
+        assertThat(series(page, "kafka_coordinator_group_groupmetadatamanager_numgroups")).isGreaterThanOrEqualTo(2.0);
+        assertThat(series(page, "kafka_controller_kafkacontroller_globaltopiccount")).isGreaterThanOrEqualTo(1.0);
 
         // the same values as Kafka's MBeans, over JMX
         Object count = ManagementFactory.getPlatformMBeanServer().getAttribute(
@@ -159,6 +179,8 @@ class AdminListenerTest {
 
         // a deleted topic's series are gone
         admin.deleteTopics(List.of("metered")).all().get(30, TimeUnit.SECONDS);
-        assertThat(series(get("/metrics").body(), "kafka_server_brokertopicmetrics_messagesin_total", "topic", "metered")).isNull();
+        String after = get("/metrics").body();
+        assertThat(series(after, "kafka_server_brokertopicmetrics_messagesin_total", "topic", "metered")).isNull();
+        assertThat(series(after, "kafka_log_log_logendoffset", "partition", "0", "topic", "metered")).isNull();
     }
 }
