@@ -165,6 +165,19 @@ class AdminListenerTest {
         assertThat(series(page, "kafka_coordinator_group_groupmetadatamanager_numgroups")).isGreaterThanOrEqualTo(2.0);
         assertThat(series(page, "kafka_controller_kafkacontroller_globaltopiccount")).isGreaterThanOrEqualTo(1.0);
 
+        // every metric the Grafana dashboard in docs/ queries is served
+        String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "grafana", "varve-dashboard.json"));
+        java.util.Set<String> queried = new java.util.TreeSet<>();
+        for (Matcher expr = Pattern.compile("\"expr\": \"((?:[^\"\\\\]|\\\\.)*)\"").matcher(dashboard); expr.find(); ) {
+            for (Matcher n = Pattern.compile("\\b((?:kafka|jvm)_[a-z0-9_]+)\\b").matcher(expr.group(1)); n.find(); ) {
+                queried.add(n.group(1));
+            }
+        }
+        assertThat(queried).hasSizeGreaterThan(10);
+        for (String name : queried) {
+            assertThat(page).as("the dashboard's " + name).containsPattern("(?m)^" + Pattern.quote(name) + "[{ ]");
+        }
+
         // the same values as Kafka's MBeans, over JMX
         Object count = ManagementFactory.getPlatformMBeanServer().getAttribute(
                 new ObjectName("kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic=metered"), "Count");
