@@ -80,7 +80,7 @@ public final class Broker implements AutoCloseable {
     private final ExecutorScheduler scheduler;
     private final LogManager logManager;
     private final FetchPurgatory purgatory;
-    private final ExecutorService requestThreads;
+    private final dev.varve.broker.metrics.MeteredThreadPool requestThreads;
     private final KafkaServer server;
     private final dev.varve.broker.security.ListenerSecurity security;
     private final BrokerContext context;
@@ -100,6 +100,7 @@ public final class Broker implements AutoCloseable {
     private final RequestDispatcher dispatcher;
     private final dev.varve.broker.metrics.BrokerMetrics metrics;
     private final dev.varve.broker.metrics.LogMetrics logMetrics;
+    private volatile java.util.function.LongConsumer flushTimer;
     /** The HTTP admin listener (metrics, health), or null when {@code varve.admin.listener} is empty. */
     private volatile dev.varve.broker.admin.AdminServer admin;
 
@@ -310,7 +311,7 @@ public final class Broker implements AutoCloseable {
         dispatcher[0].setAccepting(!servesOnlyWhenCaughtUp);
 
         AtomicInteger n = new AtomicInteger();
-        this.requestThreads = Executors.newFixedThreadPool(config.numIoThreads(), r -> {
+        this.requestThreads = new dev.varve.broker.metrics.MeteredThreadPool(config.numIoThreads(), r -> {
             Thread t = new Thread(r, "varve-request-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
@@ -565,6 +566,13 @@ public final class Broker implements AutoCloseable {
                 () -> groupOffsets.list(List.of(), List.of()).size());
         logMetrics.sync();
         scheduler.schedulePeriodic("log-metrics", logMetrics::sync, 30_000, 30_000);
+        com.yammer.metrics.core.Meter idle = m.meter(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server",
+                "KafkaRequestHandlerPool", "RequestHandlerAvgIdlePercent"), "percent", TimeUnit.NANOSECONDS);
+        scheduler.schedulePeriodic("request-handler-idle", () -> requestThreads.sample(idle), 1_000, 1_000);
+        com.yammer.metrics.core.Timer flushes = m.timer(dev.varve.broker.metrics.KafkaMetrics.name("kafka.log", "LogFlushStats",
+                "LogFlushRateAndTimeMs"));
+        flushTimer = nanos -> flushes.update(nanos, TimeUnit.NANOSECONDS);
+        dev.varve.storage.LogFlushStats.addListener(flushTimer);
     }
 
     private dev.varve.metadata.MetadataImage image() {
@@ -668,6 +676,9 @@ public final class Broker implements AutoCloseable {
             scheduler.close();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (flushTimer != null) {
+            dev.varve.storage.LogFlushStats.removeListener(flushTimer);
         }
         metrics.close();
         LOG.info("shut down cleanly");

@@ -1004,6 +1004,7 @@ public final class PartitionLog implements AutoCloseable {
         if (upTo <= recoveryPoint) {
             return;
         }
+        long started = System.nanoTime();
         writeEpochCheckpoint();
         try {
             for (LogSegment s : segments.range(recoveryPoint, upTo)) {
@@ -1027,6 +1028,7 @@ public final class PartitionLog implements AutoCloseable {
         }
         recoveryPoint = upTo;
         lastFlushMs = time.milliseconds();
+        LogFlushStats.flushed(System.nanoTime() - started);
         pruneProducerSnapshots();
     }
 

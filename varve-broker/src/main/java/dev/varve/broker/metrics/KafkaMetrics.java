@@ -85,6 +85,16 @@ public final class KafkaMetrics implements AutoCloseable {
         return registry.newMeter(name, eventType, TimeUnit.SECONDS);
     }
 
+    /** A rate of events per {@code rateUnit} (Kafka's idle-percent meters mark nanoseconds and rate them per nanosecond). */
+    public Meter meter(MetricName name, String eventType, TimeUnit rateUnit) {
+        return registry.newMeter(name, eventType, rateUnit);
+    }
+
+    /** Durations (ms) and their rate, as Kafka's LogFlushRateAndTimeMs. */
+    public com.yammer.metrics.core.Timer timer(MetricName name) {
+        return registry.newTimer(name, TimeUnit.MILLISECONDS, TimeUnit.SECONDS);
+    }
+
     /** A distribution (biased to the last five minutes, as Kafka's request time histograms). */
     public Histogram histogram(MetricName name) {
         return registry.newHistogram(name, true);

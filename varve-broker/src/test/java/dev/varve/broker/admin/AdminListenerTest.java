@@ -52,6 +52,7 @@ class AdminListenerTest {
         broker = Broker.start(BrokerConfig.from(Map.of(
                 "listeners", "PLAINTEXT://127.0.0.1:0",
                 "log.dirs", dir.getAbsolutePath(),
+                "log.flush.interval.messages", "1", // every append fsynced: LogFlushRateAndTimeMs counts them
                 BrokerConfig.ADMIN_LISTENER, "127.0.0.1:0")));
         admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
     }
@@ -151,6 +152,9 @@ class AdminListenerTest {
         assertThat(series(page, "kafka_server_replicamanager_underreplicatedpartitions")).isEqualTo(0.0);
         assertThat(series(page, "kafka_controller_kafkacontroller_activecontrollercount")).isEqualTo(1.0);
         assertThat(page).contains("jvm_memory_used_bytes");
+        assertThat(series(page, "kafka_log_logflushstats_logflushrateandtimems_count_total")).isGreaterThanOrEqualTo(50.0);
+        // idle nanoseconds per request thread, marked every second: some seconds have passed, mostly idle
+        assertThat(series(page, "kafka_server_kafkarequesthandlerpool_requesthandleravgidlepercent_count_total")).isGreaterThan(1e8);
         // per-partition log gauges: 25 records in each partition
         assertThat(series(page, "kafka_log_log_logendoffset", "partition", "0", "topic", "metered")).isEqualTo(25.0);
         assertThat(series(page, "kafka_log_log_size", "partition", "1", "topic", "metered")).isGreaterThan(25 * 100.0);
