@@ -1004,7 +1004,7 @@ public final class PartitionLog implements AutoCloseable {
         if (upTo <= recoveryPoint) {
             return;
         }
-        long started = System.nanoTime();
+        long started = time.nanoseconds();
         writeEpochCheckpoint();
         try {
             for (LogSegment s : segments.range(recoveryPoint, upTo)) {
@@ -1028,7 +1028,7 @@ public final class PartitionLog implements AutoCloseable {
         }
         recoveryPoint = upTo;
         lastFlushMs = time.milliseconds();
-        LogFlushStats.flushed(System.nanoTime() - started);
+        LogFlushStats.flushed(time.nanoseconds() - started);
         pruneProducerSnapshots();
     }
 
