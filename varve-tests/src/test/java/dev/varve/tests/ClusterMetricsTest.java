@@ -97,7 +97,8 @@ class ClusterMetricsTest {
             }
             // counted once, by each partition's leader; the followers count what they replicated
             assertThat(sum(all, "kafka_server_brokertopicmetrics_messagesin_total", "topic", "watched")).isEqualTo(300.0);
-            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> sum(all, "kafka_server_brokertopicmetrics_replicationbytesout_total") > 0);
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() -> sum(all, "kafka_server_brokertopicmetrics_replicationbytesout_total") > 0
+                    && sum(all, "kafka_server_brokertopicmetrics_replicationbytesin_total") > 0);
             assertThat(sum(all, "kafka_server_replicamanager_underreplicatedpartitions")).isZero();
             assertThat(sum(all, "kafka_server_replicamanager_leadercount")).isGreaterThanOrEqualTo(6.0);
             assertThat(sum(all, "kafka_controller_kafkacontroller_activecontrollercount")).isEqualTo(1.0);

@@ -61,9 +61,8 @@ public final class FetchHandler extends AllVersionsHandler {
         dev.varve.broker.FetchPurgatory purgatory = broker.replicaManager().purgatory();
         // a follower's read moves the high watermarks of its partitions one by one: the fetches that wait
         // on them are tried once at the end, not once per partition
-        Supplier<Read> reread = isFollower(data)
-                ? () -> purgatory.coalescingWakes(() -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS))
-                : () -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS);
+        Supplier<Read> read = () -> read(session.topics(), data, req.version(), context, LeaderState.NEVER_MS);
+        Supplier<Read> reread = follower ? () -> purgatory.coalescingWakes(read) : read;
         long wakesBeforeRead = purgatory.wakes();
         long now = System.currentTimeMillis();
         if (data.maxWaitMs() > 0 && session.unchangedIncremental() && session.handlerState() instanceof QuietRead quiet

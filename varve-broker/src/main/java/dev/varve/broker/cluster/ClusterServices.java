@@ -117,6 +117,7 @@ public final class ClusterServices implements AutoCloseable {
         ReplicaFetcherManager fetchers = new ReplicaFetcherManager(config.nodeId(), lifecycle::brokerEpoch,
                 config.replicaFetcherConfig(), Time.SYSTEM);
         fetchers.setAfterTruncation(logManager::checkpointLoweredRecoveryPoints);
+        fetchers.setReplicatedBytes(bytes -> context.metrics().topics().replicated(bytes));
         fetchers.setTransport(security::interBrokerChannelBuilder);
         String interBroker = security.interBrokerListener();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,

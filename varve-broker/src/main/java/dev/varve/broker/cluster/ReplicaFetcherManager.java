@@ -81,6 +81,13 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         return quotas;
     }
 
+    private volatile java.util.function.LongConsumer replicatedBytes = bytes -> { };
+
+    /** Told the size of every batch run a follower here appends (Kafka's ReplicationBytesInPerSec). */
+    public void setReplicatedBytes(java.util.function.LongConsumer replicatedBytes) {
+        this.replicatedBytes = replicatedBytes;
+    }
+
     private volatile InterBrokerTransport transport = InterBrokerTransport.PLAINTEXT;
 
     /** How fetchers connect to leaders (the inter-broker listener's protocol); plaintext until set. */
@@ -145,6 +152,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
             if (thread == null) {
                 thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time,
                         this::quotas, this::afterTruncation, transport);
+                thread.setReplicatedBytes(bytes -> replicatedBytes.accept(bytes));
                 fetchers.put(e.getKey(), thread);
                 thread.start();
             }

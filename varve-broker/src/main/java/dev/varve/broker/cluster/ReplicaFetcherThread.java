@@ -491,6 +491,13 @@ final class ReplicaFetcherThread extends Thread {
         }
     }
 
+    private volatile java.util.function.LongConsumer replicatedBytes = bytes -> { };
+
+    /** Told the size of every batch run this thread appends to a follower log. */
+    void setReplicatedBytes(java.util.function.LongConsumer replicatedBytes) {
+        this.replicatedBytes = replicatedBytes;
+    }
+
     private void append(PartitionState s, FetchResponseData.PartitionData pd) {
         PartitionLog log = s.log();
         MemoryRecords records = wholeBatches(FetchResponse.recordsOrFail(pd));
@@ -516,6 +523,7 @@ final class ReplicaFetcherThread extends Thread {
                 }
                 throw e;
             }
+            replicatedBytes.accept(records.sizeInBytes());
             ReplicationQuotas q = quotas.get();
             if (q != null && q.isFollowerThrottled(s.tp())) {
                 q.follower().record(records.sizeInBytes());

@@ -23,6 +23,8 @@ public final class BrokerTopicStats {
         public final Meter failedFetchRequests;
         public final Meter totalProduceRequests;
         public final Meter totalFetchRequests;
+        /** The names registered for these meters (what a deleted topic's removal removes). */
+        private final java.util.List<com.yammer.metrics.core.MetricName> names = new java.util.ArrayList<>();
 
         Meters(KafkaMetrics metrics, String topic) {
             messagesIn = meter(metrics, "MessagesInPerSec", "messages", topic);
@@ -35,13 +37,12 @@ public final class BrokerTopicStats {
             totalFetchRequests = meter(metrics, "TotalFetchRequestsPerSec", "requests", topic);
         }
 
-        private static Meter meter(KafkaMetrics metrics, String name, String eventType, String topic) {
-            return metrics.meter(KafkaMetrics.name(GROUP, TYPE, name, "topic", topic), eventType);
+        private Meter meter(KafkaMetrics metrics, String name, String eventType, String topic) {
+            com.yammer.metrics.core.MetricName n = KafkaMetrics.name(GROUP, TYPE, name, "topic", topic);
+            names.add(n);
+            return metrics.meter(n, eventType);
         }
     }
-
-    private static final String[] PER_TOPIC = {"MessagesInPerSec", "BytesInPerSec", "BytesOutPerSec", "BytesRejectedPerSec",
-            "FailedProduceRequestsPerSec", "FailedFetchRequestsPerSec", "TotalProduceRequestsPerSec", "TotalFetchRequestsPerSec"};
 
     private final KafkaMetrics metrics;
     private final Meters all;
@@ -116,10 +117,9 @@ public final class BrokerTopicStats {
 
     /** Forgets a deleted topic's meters. */
     public void removeTopic(String topic) {
-        if (topics.remove(topic) != null) {
-            for (String name : PER_TOPIC) {
-                metrics.remove(KafkaMetrics.name(GROUP, TYPE, name, "topic", topic));
-            }
+        Meters removed = topics.remove(topic);
+        if (removed != null) {
+            removed.names.forEach(metrics::remove);
         }
     }
 }

@@ -93,7 +93,8 @@ public final class KafkaPrometheusCollector implements MultiCollector {
         beforeScrape.run();
         Map<String, CounterSnapshot.Builder> counters = new TreeMap<>();
         Map<String, GaugeSnapshot.Builder> gauges = new TreeMap<>();
-        for (Map.Entry<MetricName, Metric> e : metrics.all().entrySet()) {
+        Map<MetricName, Metric> all = metrics.all();
+        for (Map.Entry<MetricName, Metric> e : all.entrySet()) {
             Parsed p = parsed.computeIfAbsent(e.getKey(), KafkaPrometheusCollector::parse);
             Metric m = e.getValue();
             if (m instanceof Sampling sampling && m instanceof Summarizable) { // histograms and timers
@@ -130,8 +131,8 @@ public final class KafkaPrometheusCollector implements MultiCollector {
                         .dataPoint(GaugeSnapshot.GaugeDataPointSnapshot.builder().value(value).labels(p.labels()).build());
             }
         }
-        if (parsed.size() > 2 * metrics.all().size() + 100) { // names of metrics since removed (deleted topics)
-            parsed.keySet().retainAll(metrics.all().keySet());
+        if (parsed.size() > 2 * all.size() + 100) { // names of metrics since removed (deleted topics)
+            parsed.keySet().retainAll(all.keySet());
         }
         MetricSnapshots.Builder out = MetricSnapshots.builder();
         counters.values().forEach(b -> out.metricSnapshot(b.build()));

@@ -206,9 +206,6 @@ public final class RequestDispatcher {
      */
     public record Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied,
                              org.apache.kafka.common.protocol.ApiKeys key, boolean follower) {
-        public Dispatched(CompletableFuture<Send> response, java.util.concurrent.CompletionStage<?> applied) {
-            this(response, applied, null, false);
-        }
     }
 
     /** Kafka's request metrics; null: none kept. */
