@@ -117,19 +117,31 @@ public final class ScaleProbe {
         long deadline = System.currentTimeMillis() + timeoutS * 1000;
         List<String> topics = topics(spec);
         while (System.currentTimeMillis() < deadline) {
+            long asked = System.currentTimeMillis();
+            String outcome;
             try {
                 Map<String, TopicDescription> d = admin.describeTopics(topics).allTopicNames().get(2, TimeUnit.SECONDS);
                 if (d.size() == topics.size() && d.values().stream().allMatch(done)) {
+                    trace(asked, sinceMs, "done");
                     return (System.currentTimeMillis() - sinceMs) / 1000.0;
                 }
+                outcome = "not yet";
             } catch (Exception e) {
                 // a broker just died or is starting: ask again
+                outcome = String.valueOf(e.getCause() != null ? e.getCause() : e);
             }
+            trace(asked, sinceMs, outcome);
             Thread.sleep(POLL_MS);
         }
         System.out.println("timeout");
         System.exit(1);
         return -1;
+    }
+
+    /** One describe of the wait, into the run's log (stderr): when it was asked, how long it took, what it found. */
+    private static void trace(long askedMs, long sinceMs, String outcome) {
+        long now = System.currentTimeMillis();
+        System.err.printf("describe at +%d ms took %d ms: %s%n", askedMs - sinceMs, now - askedMs, outcome);
     }
 
     private static void creates(Admin admin, int count) {
