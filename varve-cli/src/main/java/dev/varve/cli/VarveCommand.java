@@ -18,7 +18,9 @@ import picocli.CommandLine.Spec;
         mixinStandardHelpOptions = true,
         versionProvider = VarveVersion.class,
         description = "Varve: a distributed commit log that speaks the Apache Kafka protocol.",
-        subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class, LogCommand.class})
+        subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class,
+                dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProfileCommand.class,
+                LogCommand.class, picocli.AutoComplete.GenerateCompletion.class})
 public final class VarveCommand implements Callable<Integer> {
 
     @Spec
@@ -37,6 +39,22 @@ public final class VarveCommand implements Callable<Integer> {
             java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
             System.exit(ServerCommand.run(server.get().orElse(null), err));
         }
-        System.exit(new CommandLine(new VarveCommand()).execute(args));
+        if (args.length > 0 && !CLUSTER_SIDE.contains(args[0])) {
+            // a client command: Kafka's clients log reconnections and their config at INFO/WARN on stderr,
+            // which would bury the command's own one-line error (logback.xml reads this property)
+            System.setProperty("varve.client.log.level", "ERROR");
+        }
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The commands that run brokers, whose logs are the point. */
+    private static final java.util.Set<String> CLUSTER_SIDE = java.util.Set.of("server", "cluster");
+
+    /** The whole command line, with the client commands' error handling: what tests run too. */
+    public static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new VarveCommand());
+        cmd.setExecutionExceptionHandler(new dev.varve.cli.client.CliErrors());
+        cmd.setCaseInsensitiveEnumValuesAllowed(true);
+        return cmd;
     }
 }
