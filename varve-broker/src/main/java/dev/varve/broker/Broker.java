@@ -540,6 +540,29 @@ public final class Broker implements AutoCloseable {
                 () -> cluster == null ? 1 : cluster.isActiveController() ? 1 : 0);
         m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "DelayedOperationPurgatory", "PurgatorySize",
                 "delayedOperation", "Fetch"), purgatory::waiting);
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "DelayedOperationPurgatory", "PurgatorySize",
+                "delayedOperation", "Produce"), () -> {
+            dev.varve.broker.cluster.ClusterReplicaManager c = context.replicaManager().cluster();
+            return c == null ? 0L : c.waitingAcks(); // a single node acknowledges acks=all at once
+        });
+        m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaFetcherManager", "MaxLag", "clientId", "Replica"),
+                () -> cluster == null ? 0L : cluster.replicationMaxLag());
+        if (cluster != null) {
+            com.yammer.metrics.core.Histogram queueTime = m.histogram(dev.varve.broker.metrics.KafkaMetrics.name(
+                    "kafka.controller", "ControllerEventManager", "EventQueueTimeMs"));
+            com.yammer.metrics.core.Histogram processingTime = m.histogram(dev.varve.broker.metrics.KafkaMetrics.name(
+                    "kafka.controller", "ControllerEventManager", "EventQueueProcessingTimeMs"));
+            cluster.setControllerEventTimes((queued, processing) -> {
+                queueTime.update(queued);
+                processingTime.update(processing);
+            });
+        }
+        if (server != null) {
+            dev.varve.broker.metrics.ThreadsIdle network = server.networkIdle();
+            m.gauge(dev.varve.broker.metrics.KafkaMetrics.name("kafka.network", "SocketServer", "NetworkProcessorAvgIdlePercent"),
+                    network::idle);
+            scheduler.schedulePeriodic("network-idle", network::sample, 1_000, 1_000);
+        }
         com.yammer.metrics.core.Meter shrinks = m.meter(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager",
                 "IsrShrinksPerSec"), "shrinks");
         com.yammer.metrics.core.Meter expands = m.meter(dev.varve.broker.metrics.KafkaMetrics.name("kafka.server", "ReplicaManager",

@@ -102,6 +102,11 @@ class ClusterMetricsTest {
             assertThat(sum(all, "kafka_server_replicamanager_underreplicatedpartitions")).isZero();
             assertThat(sum(all, "kafka_server_replicamanager_leadercount")).isGreaterThanOrEqualTo(6.0);
             assertThat(sum(all, "kafka_controller_kafkacontroller_activecontrollercount")).isEqualTo(1.0);
+            // the active controller timed its events (the topic's creation among them); followers in sync
+            assertThat(sum(all, "kafka_controller_controllereventmanager_eventqueuetimems_count_total")).isGreaterThan(0.0);
+            assertThat(sum(all, "kafka_controller_controllereventmanager_eventqueueprocessingtimems_count_total")).isGreaterThan(0.0);
+            await().atMost(Duration.ofSeconds(30)).ignoreExceptions().until(() ->
+                    sum(all, "kafka_server_replicafetchermanager_maxlag", "clientId", "Replica") == 0.0);
             for (TestCluster.Node node : all) {
                 assertThat(get(node, "/health/ready").statusCode()).isEqualTo(200);
             }
@@ -131,13 +136,22 @@ class ClusterMetricsTest {
             double shrinksBefore = sum(survivors, "kafka_server_replicamanager_isrshrinks_total");
             victim.pause();
             try {
-                // records it does not fetch (a follower at the log end stays in sync however long it is silent)
-                try (KafkaProducer<String, String> p = cluster.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "1",
-                        org.apache.kafka.clients.producer.ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false))) {
+                // records it does not fetch (a follower at the log end stays in sync however long it is silent);
+                // acks=all: until the leaders drop it from their ISRs the sends wait in the produce purgatory
+                try (KafkaProducer<String, String> p = cluster.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all"))) {
+                    List<java.util.concurrent.Future<?>> sent = new java.util.ArrayList<>();
                     for (int i = 0; i < 60; i++) {
-                        p.send(new ProducerRecord<>("watched", i % 6, null, "late" + i));
+                        sent.add(p.send(new ProducerRecord<>("watched", i % 6, null, "late" + i)));
                     }
-                    p.flush();
+                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() ->
+                            sum(survivors, "kafka_server_delayedoperationpurgatory_purgatorysize", "delayedOperation", "Produce") > 0
+                                    || sent.stream().allMatch(java.util.concurrent.Future::isDone));
+                    assertThat(sent.stream().allMatch(java.util.concurrent.Future::isDone))
+                            .as("acks=all sends were seen waiting before the ISR shrank").isFalse();
+                    for (java.util.concurrent.Future<?> f : sent) {
+                        f.get(30, java.util.concurrent.TimeUnit.SECONDS);
+                    }
+                    assertThat(sum(survivors, "kafka_server_delayedoperationpurgatory_purgatorysize", "delayedOperation", "Produce")).isZero();
                 }
                 await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
                         assertThat(sum(survivors, "kafka_server_replicamanager_isrshrinks_total")).isGreaterThan(shrinksBefore));

@@ -617,6 +617,17 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
         return await(tp, new Partition.PendingAck(epoch, offset, true), timeoutMs);
     }
 
+    /** Partitions of produce requests (and DeleteRecords) waiting for their acknowledgement, now. */
+    private final java.util.concurrent.atomic.LongAdder waitingAcks = new java.util.concurrent.atomic.LongAdder();
+
+    /**
+     * How many acknowledgements are waiting (a request waiting on three partitions counts three, as
+     * Kafka's produce purgatory counts an operation once per partition it watches).
+     */
+    public long waitingAcks() {
+        return waitingAcks.sum();
+    }
+
     private CompletableFuture<Errors> await(TopicPartition tp, Partition.PendingAck ack, long timeoutMs) {
         Partition p = partitions.get(tp);
         if (p == null) {
@@ -629,6 +640,8 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
             }
             p.pendingAcks.add(ack);
         }
+        waitingAcks.increment();
+        ack.future.whenComplete((e, t) -> waitingAcks.decrement());
         timer.schedule(Math.max(1, timeoutMs), () -> {
             boolean removed;
             synchronized (p) {

@@ -63,6 +63,7 @@ public final class ClusterServices implements AutoCloseable {
     private final ControllerChannel channel;
     private final ClusterReplicaManager replicas;
     private final QuorumController controller;
+    private final java.util.function.LongSupplier replicationMaxLag;
     private final BrokerLifecycle lifecycle;
     private final MetadataQuorum quorum;
     private final MetadataFollower follower;
@@ -118,6 +119,7 @@ public final class ClusterServices implements AutoCloseable {
                 config.replicaFetcherConfig(), Time.SYSTEM);
         fetchers.setAfterTruncation(logManager::checkpointLoweredRecoveryPoints);
         fetchers.setReplicatedBytes(bytes -> context.metrics().topics().replicated(bytes));
+        this.replicationMaxLag = fetchers::maxLag;
         fetchers.setTransport(security::interBrokerChannelBuilder);
         String interBroker = security.interBrokerListener();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
@@ -293,6 +295,18 @@ public final class ClusterServices implements AutoCloseable {
 
     public ClusterReplicaManager replicas() {
         return replicas;
+    }
+
+    /** How many messages this broker's most lagging followed partition is behind its leader's high watermark. */
+    public long replicationMaxLag() {
+        return replicationMaxLag.getAsLong();
+    }
+
+    /** Reports the controller's event queue and processing times (no-op on a broker-only node). */
+    public void setControllerEventTimes(QuorumController.EventTimes times) {
+        if (controller != null) {
+            controller.setEventTimes(times);
+        }
     }
 
     /** Whether this node is the active controller now. */

@@ -65,7 +65,8 @@ public final class ReplicaFetcherManager implements AutoCloseable {
     private final LongSupplier brokerEpoch;
     private final ReplicaFetcherConfig config;
     private final Time time;
-    private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new HashMap<>();
+    /** Written under the manager's lock; concurrent so that {@link #maxLag} reads it without taking it. */
+    private final Map<FetcherKey, ReplicaFetcherThread> fetchers = new java.util.concurrent.ConcurrentHashMap<>();
     /** Which thread each added partition went to. */
     private final Map<TopicPartition, FetcherKey> assignment = new HashMap<>();
     private boolean closed;
@@ -188,6 +189,19 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         Set<TopicPartition> all = new HashSet<>();
         fetchers.values().forEach(t -> all.addAll(t.partitions()));
         return all;
+    }
+
+    /**
+     * Kafka's {@code kafka.server:type=ReplicaFetcherManager,name=MaxLag,clientId=Replica}: how many
+     * messages the most lagging followed partition is behind its leader's high watermark (0 when this
+     * broker follows nothing). Never blocks on the manager.
+     */
+    public long maxLag() {
+        long max = 0;
+        for (ReplicaFetcherThread t : fetchers.values()) {
+            max = Math.max(max, t.maxLag());
+        }
+        return max;
     }
 
     /** Stops all threads and closes their connections. */

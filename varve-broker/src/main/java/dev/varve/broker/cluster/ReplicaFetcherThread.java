@@ -109,6 +109,8 @@ final class ReplicaFetcherThread extends Thread {
         boolean started;
         /** The log as the shared follower logic sees it. */
         final ReplicaLog replicaLog;
+        /** How far behind the leader's high watermark the log ended after the last answer for it. */
+        long lag;
 
         PartitionState(FollowerPartition target) {
             this.target = target;
@@ -217,6 +219,7 @@ final class ReplicaFetcherThread extends Thread {
         lock.lock();
         try {
             partitions.keySet().removeAll(removed);
+            updateMaxLag();
         } finally {
             lock.unlock();
         }
@@ -448,6 +451,14 @@ final class ReplicaFetcherThread extends Thread {
                 }
             }
         }
+        if (!body.data().responses().isEmpty()) {
+            lock.lock();
+            try {
+                updateMaxLag();
+            } finally {
+                lock.unlock();
+            }
+        }
         afterTruncation();
         if (!notLeaderYet.isEmpty()) {
             // one line per answer, not per partition: a leader taking on thousands of partitions answers
@@ -530,6 +541,23 @@ final class ReplicaFetcherThread extends Thread {
             }
         }
         FollowerReplica.afterRecords(s.replicaLog, pd.highWatermark(), pd.logStartOffset());
+        s.lag = Math.max(0, pd.highWatermark() - log.logEndOffset());
+    }
+
+    private volatile long maxLag;
+
+    /** Under the lock: the largest lag of this thread's partitions (Kafka's ReplicaFetcherManager MaxLag, per thread). */
+    private void updateMaxLag() {
+        long max = 0;
+        for (PartitionState p : partitions.values()) {
+            max = Math.max(max, p.lag);
+        }
+        maxLag = max;
+    }
+
+    /** In messages: how far the most lagging partition of this thread is behind its leader's high watermark. */
+    long maxLag() {
+        return maxLag;
     }
 
     /** The batches before the first one that is not a v2 batch with a matching CRC. */

@@ -40,6 +40,8 @@ public final class KafkaServer implements AutoCloseable {
 
     private final EventLoopGroup acceptors;
     private final EventLoopGroup workers;
+    /** The network threads' idle time (NetworkProcessorAvgIdlePercent). */
+    private final dev.varve.broker.metrics.ThreadsIdle networkIdle = new dev.varve.broker.metrics.ThreadsIdle("varve-network");
     private final List<Channel> serverChannels = new ArrayList<>();
     private final List<InetSocketAddress> boundAddresses = new ArrayList<>();
 
@@ -49,7 +51,7 @@ public final class KafkaServer implements AutoCloseable {
         IoHandlerFactory io = epoll ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
         Class<? extends ServerChannel> channelType = epoll ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
         acceptors = new MultiThreadIoEventLoopGroup(1, io);
-        workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), io);
+        workers = new MultiThreadIoEventLoopGroup(config.numNetworkThreads(), networkIdle.factory(), io);
         int maxFrame = config.socketRequestMaxBytes();
         RequestMemoryPool pool = new RequestMemoryPool(config.queuedMaxRequestBytes());
         ConnectionLimits limits = new ConnectionLimits(config.intValue(BrokerConfig.MAX_CONNECTIONS),
@@ -167,5 +169,10 @@ public final class KafkaServer implements AutoCloseable {
         stopAccepting();
         acceptors.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
         workers.shutdownGracefully(0, 2, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+
+    /** How idle the network threads are. */
+    public dev.varve.broker.metrics.ThreadsIdle networkIdle() {
+        return networkIdle;
     }
 }

@@ -168,6 +168,11 @@ class AdminListenerTest {
                 .isEqualTo(20.0);
         assertThat(series(page, "kafka_coordinator_group_groupmetadatamanager_numgroups")).isGreaterThanOrEqualTo(2.0);
         assertThat(series(page, "kafka_controller_kafkacontroller_globaltopiccount")).isGreaterThanOrEqualTo(1.0);
+        // the network threads' idle fraction, sampled every second (a single node acknowledges acks=all at once
+        // and follows no leader: nothing waits in the produce purgatory, no replication lag)
+        assertThat(series(page, "kafka_network_socketserver_networkprocessoravgidlepercent")).isBetween(0.0, 1.0);
+        assertThat(series(page, "kafka_server_delayedoperationpurgatory_purgatorysize", "delayedOperation", "Produce")).isEqualTo(0.0);
+        assertThat(series(page, "kafka_server_replicafetchermanager_maxlag", "clientId", "Replica")).isEqualTo(0.0);
 
         // every metric the Grafana dashboard in docs/ queries is served
         String dashboard = java.nio.file.Files.readString(java.nio.file.Path.of("..", "docs", "grafana", "varve-dashboard.json"));

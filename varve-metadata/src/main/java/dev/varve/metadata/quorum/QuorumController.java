@@ -492,13 +492,30 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         return chain;
     }
 
+    /** Told how long each controller event waited in the queue and then took, in ms (Kafka's ControllerEventManager metrics). */
+    public interface EventTimes {
+        void event(long queueMs, long processingMs);
+    }
+
+    private volatile EventTimes eventTimes;
+
+    public void setEventTimes(EventTimes eventTimes) {
+        this.eventTimes = eventTimes;
+    }
+
     private boolean run(Runnable r) {
         try {
+            long queued = time.nanoseconds();
             events.execute(() -> {
+                long started = time.nanoseconds();
                 try {
                     r.run();
                 } catch (RuntimeException e) {
                     LOG.error("controller event failed", e);
+                }
+                EventTimes times = eventTimes;
+                if (times != null) {
+                    times.event((started - queued) / 1_000_000, (time.nanoseconds() - started) / 1_000_000);
                 }
             });
             return true;
