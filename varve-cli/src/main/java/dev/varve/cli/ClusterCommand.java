@@ -35,9 +35,12 @@ import java.util.concurrent.TimeUnit;
  * {@code BOOTSTRAP=$(bin/varve cluster up)}; progress and errors go to stderr.
  */
 @Command(name = "cluster", mixinStandardHelpOptions = true,
-        description = {"Run a local development cluster: one process per node on this machine.",
-                "Production clusters run one `varve server --config FILE` per machine (docs/operations.md)."},
-        subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class})
+        description = {"Run a local development cluster: one process per node on this machine (up, down, status).",
+                "Production clusters run one `varve server --config FILE` per machine (docs/operations.md).",
+                "Ask any running cluster about itself: info, metadata, health."},
+        subcommands = {ClusterCommand.Up.class, ClusterCommand.Down.class, ClusterCommand.Status.class,
+                dev.varve.cli.client.ClusterClientCommands.Info.class, dev.varve.cli.client.ClusterClientCommands.Metadata.class,
+                dev.varve.cli.client.ClusterClientCommands.Health.class})
 final class ClusterCommand {
     static final String DEFAULT_DIR = "varve-cluster";
     /** Lines of a failed node's server.log shown on stderr. */

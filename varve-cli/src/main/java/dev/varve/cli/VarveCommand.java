@@ -20,6 +20,7 @@ import picocli.CommandLine.Spec;
         description = "Varve: a distributed commit log that speaks the Apache Kafka protocol.",
         subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class,
                 dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProfileCommand.class,
+                dev.varve.cli.client.GroupCommand.class,
                 LogCommand.class, picocli.AutoComplete.GenerateCompletion.class})
 public final class VarveCommand implements Callable<Integer> {
 
@@ -39,7 +40,8 @@ public final class VarveCommand implements Callable<Integer> {
             java.io.PrintWriter err = new java.io.PrintWriter(System.err, true);
             System.exit(ServerCommand.run(server.get().orElse(null), err));
         }
-        if (args.length > 0 && !CLUSTER_SIDE.contains(args[0])) {
+        if (args.length > 0 && (!CLUSTER_SIDE.contains(args[0])
+                || args[0].equals("cluster") && args.length > 1 && CLUSTER_CLIENT.contains(args[1]))) {
             // a client command: Kafka's clients log reconnections and their config at INFO/WARN on stderr,
             // which would bury the command's own one-line error (logback.xml reads this property)
             System.setProperty("varve.client.log.level", "ERROR");
@@ -49,6 +51,8 @@ public final class VarveCommand implements Callable<Integer> {
 
     /** The commands that run brokers, whose logs are the point. */
     private static final java.util.Set<String> CLUSTER_SIDE = java.util.Set.of("server", "cluster");
+    /** The {@code cluster} subcommands that are clients of a running cluster, not runners of one. */
+    private static final java.util.Set<String> CLUSTER_CLIENT = java.util.Set.of("info", "metadata", "health");
 
     /** The whole command line, with the client commands' error handling: what tests run too. */
     public static CommandLine commandLine() {

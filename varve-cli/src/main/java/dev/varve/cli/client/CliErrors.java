@@ -85,6 +85,9 @@ public final class CliErrors implements CommandLine.IExecutionExceptionHandler {
         if (t instanceof GroupNotEmptyException) {
             return msg + " (stop the group's consumers first: a group with members cannot be changed)";
         }
+        if (t instanceof org.apache.kafka.common.errors.GroupSubscribedToTopicException) {
+            return msg + " (the group's consumers are subscribed to it: stop them first)";
+        }
         if (t instanceof InvalidReplicationFactorException) {
             return msg + " (a topic cannot have more replicas than there are brokers: see `varve cluster info`)";
         }
