@@ -290,6 +290,10 @@ public final class Broker implements AutoCloseable {
             for (org.apache.kafka.common.protocol.ApiKeys key : FORWARDED) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(key, () -> channel[0]));
             }
+            // the metadata quorum's state, as the active controller (Ratis' leader) sees it; a single node
+            // has no quorum to describe and does not offer it
+            handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM,
+                    () -> channel[0]));
             if (authorizer) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.CREATE_ACLS,
                         () -> channel[0]));

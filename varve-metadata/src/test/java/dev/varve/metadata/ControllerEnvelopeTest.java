@@ -338,6 +338,10 @@ class ControllerEnvelopeTest {
                     new org.apache.kafka.common.message.DeleteAclsRequestData.DeleteAclsFilter().setResourceTypeFilter((byte) 2)
                             .setResourceNameFilter(null).setPatternTypeFilter((byte) 1).setPrincipalFilter("User:alice")
                             .setHostFilter(null).setOperation((byte) 1).setPermissionType((byte) 1)));
+            case DESCRIBE_QUORUM -> new org.apache.kafka.common.message.DescribeQuorumRequestData().setTopics(List.of(
+                    new org.apache.kafka.common.message.DescribeQuorumRequestData.TopicData().setTopicName("__cluster_metadata")
+                            .setPartitions(List.of(new org.apache.kafka.common.message.DescribeQuorumRequestData.PartitionData()
+                                    .setPartitionIndex(0)))));
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -409,6 +413,25 @@ class ControllerEnvelopeTest {
                             .setMatchingAcls(List.of(new org.apache.kafka.common.message.DeleteAclsResponseData.DeleteAclsMatchingAcl()
                                     .setResourceType((byte) 2).setResourceName("orders").setPatternType((byte) 3)
                                     .setPrincipal("User:alice").setHost("*").setOperation((byte) 3).setPermissionType((byte) 3)))));
+            case DESCRIBE_QUORUM -> {
+                org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection listeners =
+                        new org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection();
+                listeners.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Listener().setName("CONTROLLER")
+                        .setHost("h1").setPort(9093));
+                org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection nodes =
+                        new org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection();
+                nodes.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Node().setNodeId(1).setListeners(listeners));
+                yield new org.apache.kafka.common.message.DescribeQuorumResponseData().setErrorCode(error).setErrorMessage("no")
+                        .setNodes(nodes).setTopics(List.of(new org.apache.kafka.common.message.DescribeQuorumResponseData.TopicData()
+                                .setTopicName("__cluster_metadata").setPartitions(List.of(
+                                        new org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData().setPartitionIndex(0)
+                                                .setErrorCode(error).setErrorMessage("no").setLeaderId(1).setLeaderEpoch(3)
+                                                .setHighWatermark(42).setCurrentVoters(List.of(
+                                                        new org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState()
+                                                                .setReplicaId(1).setReplicaDirectoryId(org.apache.kafka.common.Uuid.randomUuid())
+                                                                .setLogEndOffset(42).setLastFetchTimestamp(5).setLastCaughtUpTimestamp(4)))
+                                                .setObservers(List.of())))));
+            }
             default -> throw new IllegalArgumentException(key.name);
         };
     }

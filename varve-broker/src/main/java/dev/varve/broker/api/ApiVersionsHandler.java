@@ -9,6 +9,7 @@ import org.apache.kafka.common.requests.ApiVersionsRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
 
@@ -22,6 +23,40 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
     public static final String TRANSACTION_VERSION_FEATURE = "transaction.version";
     private final Supplier<ApiVersionsResponseData.ApiVersionCollection> versions;
     private final short transactionVersion;
+
+    /**
+     * A feature as Kafka's ApiVersions announces it: the levels this broker supports and the cluster's
+     * finalized level (0: off, not listed as finalized).
+     */
+    public record Feature(String name, short min, short max, short finalizedLevel) {
+    }
+
+    /** {@code metadata.version} of Kafka 4.4 (4.4-IV2): the protocol whose API versions Varve serves. */
+    public static final short METADATA_VERSION = 33;
+    /** The oldest metadata.version Kafka 4.4 supports (3.3-IV3), the bottom of the supported range. */
+    public static final short MIN_METADATA_VERSION = 7;
+
+    /**
+     * The features this broker announces, with Kafka 4.4's names: {@code metadata.version} finalized at
+     * 4.4's level; {@code transaction.version} at the configured level (0-2); {@code kraft.version} at 0
+     * (a static metadata quorum: voters are configured, not added and removed with KIP-853's RPCs);
+     * {@code group.version}, {@code share.version}, {@code streams.version} and
+     * {@code eligible.leader.replicas.version} supported only at 0 (not available: the consumer group
+     * protocol of KIP-848, share groups, Streams groups and ELR are not implemented), so a Kafka tool
+     * or client that checks a feature before using it is told the truth.
+     */
+    public List<Feature> features() {
+        return List.of(
+                new Feature(METADATA_VERSION_FEATURE, MIN_METADATA_VERSION, METADATA_VERSION, METADATA_VERSION),
+                new Feature("kraft.version", (short) 0, (short) 0, (short) 0),
+                new Feature(TRANSACTION_VERSION_FEATURE, (short) 0, (short) 2, transactionVersion),
+                new Feature("group.version", (short) 0, (short) 0, (short) 0),
+                new Feature("eligible.leader.replicas.version", (short) 0, (short) 0, (short) 0),
+                new Feature("share.version", (short) 0, (short) 0, (short) 0),
+                new Feature("streams.version", (short) 0, (short) 0, (short) 0));
+    }
+
+    public static final String METADATA_VERSION_FEATURE = "metadata.version";
 
     public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions) {
         this(versions, (short) 0);
@@ -43,15 +78,16 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
         ApiVersionsResponseData data = new ApiVersionsResponseData().setApiKeys(versions.get().duplicate());
         if (request.version() >= 3) {
             ApiVersionsResponseData.SupportedFeatureKeyCollection supported = new ApiVersionsResponseData.SupportedFeatureKeyCollection();
-            supported.add(new ApiVersionsResponseData.SupportedFeatureKey().setName(TRANSACTION_VERSION_FEATURE)
-                    .setMinVersion((short) 0).setMaxVersion((short) 2));
-            data.setSupportedFeatures(supported);
-            if (transactionVersion > 0) {
-                ApiVersionsResponseData.FinalizedFeatureKeyCollection finalized = new ApiVersionsResponseData.FinalizedFeatureKeyCollection();
-                finalized.add(new ApiVersionsResponseData.FinalizedFeatureKey().setName(TRANSACTION_VERSION_FEATURE)
-                        .setMinVersionLevel(transactionVersion).setMaxVersionLevel(transactionVersion));
-                data.setFinalizedFeatures(finalized).setFinalizedFeaturesEpoch(1);
+            ApiVersionsResponseData.FinalizedFeatureKeyCollection finalized = new ApiVersionsResponseData.FinalizedFeatureKeyCollection();
+            for (Feature f : features()) {
+                supported.add(new ApiVersionsResponseData.SupportedFeatureKey().setName(f.name())
+                        .setMinVersion(f.min()).setMaxVersion(f.max()));
+                if (f.finalizedLevel() > 0) { // a level of 0 is "off": Kafka lists it as supported only
+                    finalized.add(new ApiVersionsResponseData.FinalizedFeatureKey().setName(f.name())
+                            .setMinVersionLevel(f.finalizedLevel()).setMaxVersionLevel(f.finalizedLevel()));
+                }
             }
+            data.setSupportedFeatures(supported).setFinalizedFeatures(finalized).setFinalizedFeaturesEpoch(1);
         }
         if (req.hasUnsupportedRequestVersion()) {
             data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());

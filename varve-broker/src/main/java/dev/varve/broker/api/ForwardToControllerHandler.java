@@ -54,6 +54,8 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
     private static AbstractResponse wrap(ApiKeys key, short version, ApiMessage data) {
         return switch (key) {
             case CREATE_TOPICS -> new CreateTopicsResponse((CreateTopicsResponseData) data);
+            case DESCRIBE_QUORUM -> new org.apache.kafka.common.requests.DescribeQuorumResponse(
+                    (org.apache.kafka.common.message.DescribeQuorumResponseData) data);
             case DELETE_TOPICS -> new DeleteTopicsResponse((DeleteTopicsResponseData) data);
             case CREATE_PARTITIONS -> new CreatePartitionsResponse((CreatePartitionsResponseData) data);
             case ALTER_CONFIGS -> new AlterConfigsResponse((AlterConfigsResponseData) data);

@@ -167,6 +167,9 @@ public final class ClusterServices implements AutoCloseable {
             this.controller = new QuorumController(config.nodeId(), loader,
                     () -> new ControllerLogic(cc, Uuid::randomUuid, (topic, configs) -> validateTopicConfigs(topics, configs)),
                     Time.SYSTEM, 250, config.preferredElectionIntervalMs());
+            if (!config.controllerListenerNames().isEmpty()) {
+                controller.setControllerListenerName(config.controllerListenerNames().get(0));
+            }
             if (config.livenessProbeEnable()) {
                 controller.setEndpointProbe(new dev.varve.metadata.quorum.EndpointProbe(1_000, 1_000, Time.SYSTEM::milliseconds));
             }

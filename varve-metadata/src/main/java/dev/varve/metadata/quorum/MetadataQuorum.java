@@ -332,6 +332,48 @@ public final class MetadataQuorum implements AutoCloseable {
         return leader == null ? OptionalInt.empty() : OptionalInt.of(nodeIdOf(leader));
     }
 
+    /** One voter as the leader sees it: Kafka's DescribeQuorum ReplicaState. Offsets are Raft log indexes plus one. */
+    public record ReplicaState(int nodeId, long logEndOffset, long lastFetchTimestamp, long lastCaughtUpTimestamp) {
+    }
+
+    /** The quorum as its leader sees it (Kafka's DescribeQuorum): the high watermark is the commit index plus one. */
+    public record QuorumState(int leaderId, long leaderEpoch, long highWatermark, java.util.List<ReplicaState> voters) {
+    }
+
+    /** When each follower was last seen caught up to the leader's log end (leader only). */
+    private final java.util.concurrent.ConcurrentHashMap<Integer, Long> lastCaughtUp = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * The quorum's state from Ratis' leader: each voter's log end (its match index plus one; the
+     * leader's own last index plus one), when the leader last heard from it, and when it was last
+     * seen at the leader's log end. Only the leader knows its followers' progress.
+     *
+     * @throws NotQuorumLeaderException when this member does not lead
+     */
+    public QuorumState describe(long nowMs) {
+        org.apache.ratis.server.DivisionInfo info = division.getInfo();
+        if (!info.isLeader()) {
+            throw notLeader("node " + config.nodeId() + " does not lead the metadata quorum", leaderId());
+        }
+        org.apache.ratis.proto.RaftProtos.RoleInfoProto role = info.getRoleInfoProto();
+        long[] match = info.getFollowerMatchIndices();
+        java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> followers = role.getLeaderInfo().getFollowerInfoList();
+        long leaderEnd = lastLogIndex() + 1;
+        java.util.List<ReplicaState> voters = new java.util.ArrayList<>();
+        voters.add(new ReplicaState(config.nodeId(), leaderEnd, nowMs, nowMs));
+        for (int i = 0; i < followers.size() && i < match.length; i++) {
+            int id = nodeIdOf(RaftPeerId.valueOf(followers.get(i).getId().getId()));
+            long end = match[i] + 1;
+            long fetched = nowMs - followers.get(i).getLastRpcElapsedTimeMs();
+            if (end >= leaderEnd) {
+                lastCaughtUp.put(id, fetched);
+            }
+            voters.add(new ReplicaState(id, end, fetched, lastCaughtUp.getOrDefault(id, -1L)));
+        }
+        voters.sort(java.util.Comparator.comparingInt(ReplicaState::nodeId));
+        return new QuorumState(config.nodeId(), info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex() + 1, voters);
+    }
+
     /** The index of the last entry in this member's Raft log (committed or not); -1 if empty. */
     public long lastLogIndex() {
         org.apache.ratis.server.protocol.TermIndex last = division.getRaftLog().getLastEntryTermIndex();

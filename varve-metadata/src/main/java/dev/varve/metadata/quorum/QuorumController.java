@@ -249,6 +249,70 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         return result;
     }
 
+    /** The metadata log as Kafka's tools name it (kafka-metadata-quorum.sh asks for it). */
+    static final org.apache.kafka.common.TopicPartition METADATA_PARTITION =
+            new org.apache.kafka.common.TopicPartition("__cluster_metadata", 0);
+
+    private volatile String controllerListenerName = "CONTROLLER";
+
+    /** The listener name reported for the voters' endpoints in DescribeQuorum (controller.listener.names' first). */
+    public void setControllerListenerName(String name) {
+        this.controllerListenerName = name;
+    }
+
+    /**
+     * Kafka's DescribeQuorum answered from Ratis' state ({@link MetadataQuorum#describe}): the leader,
+     * its epoch (the Raft term), the high watermark (commit index + 1) and each voter's log end and last
+     * fetch; no observers (brokers that are not voters read the metadata through the controller, not
+     * the Raft log). An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION as from Kafka.
+     */
+    private org.apache.kafka.common.message.DescribeQuorumResponseData describeQuorum(
+            org.apache.kafka.common.message.DescribeQuorumRequestData request) {
+        boolean valid = request.topics().size() == 1
+                && request.topics().get(0).topicName().equals(METADATA_PARTITION.topic())
+                && request.topics().get(0).partitions().size() == 1
+                && request.topics().get(0).partitions().get(0).partitionIndex() == METADATA_PARTITION.partition();
+        if (!valid) {
+            return org.apache.kafka.common.requests.DescribeQuorumResponse.singletonErrorResponse(METADATA_PARTITION,
+                    Errors.UNKNOWN_TOPIC_OR_PARTITION);
+        }
+        MetadataQuorum q = quorum;
+        MetadataQuorum.QuorumState state;
+        try {
+            if (q == null) {
+                throw new NotQuorumLeaderException("no quorum attached", java.util.OptionalInt.empty());
+            }
+            state = q.describe(time.milliseconds());
+        } catch (NotQuorumLeaderException e) {
+            return org.apache.kafka.common.requests.DescribeQuorumResponse.singletonErrorResponse(METADATA_PARTITION,
+                    Errors.NOT_LEADER_OR_FOLLOWER);
+        }
+        List<org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState> voters = new ArrayList<>();
+        for (MetadataQuorum.ReplicaState r : state.voters()) {
+            voters.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState()
+                    .setReplicaId(r.nodeId()).setLogEndOffset(r.logEndOffset())
+                    .setLastFetchTimestamp(r.lastFetchTimestamp()).setLastCaughtUpTimestamp(r.lastCaughtUpTimestamp()));
+        }
+        org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData partition =
+                new org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData()
+                        .setPartitionIndex(METADATA_PARTITION.partition())
+                        .setLeaderId(state.leaderId())
+                        .setLeaderEpoch((int) Math.min(Integer.MAX_VALUE, state.leaderEpoch()))
+                        .setHighWatermark(state.highWatermark())
+                        .setCurrentVoters(voters)
+                        .setObservers(new ArrayList<>());
+        org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection nodes =
+                new org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection();
+        q.config().voters().forEach((id, address) -> {
+            org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection listeners =
+                    new org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection();
+            listeners.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Listener()
+                    .setName(controllerListenerName).setHost(address.getHostString()).setPort(address.getPort()));
+            nodes.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Node().setNodeId(id).setListeners(listeners));
+        });
+        return org.apache.kafka.common.requests.DescribeQuorumResponse.singletonResponse(METADATA_PARTITION, partition, nodes);
+    }
+
     private void serve(byte[] command, CompletableFuture<byte[]> result) {
         if (!active) {
             result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " is not the active controller").encode());
@@ -259,6 +323,13 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             request = ControllerEnvelope.decodeRequest(command);
         } catch (ApiException e) {
             result.complete(ControllerReply.error(Errors.forException(e), e.getMessage()).encode());
+            return;
+        }
+        if (request.key() == org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM) {
+            // a read of the quorum's state, not a decision: answered at once, never queued behind commits
+            byte[] response = ControllerEnvelope.encodeResponse(request.key(), request.version(),
+                    describeQuorum((org.apache.kafka.common.message.DescribeQuorumRequestData) request.data()));
+            result.complete(ControllerReply.ok(loader.image().offset(), response).encode());
             return;
         }
         if (request.hasRequestId()) {
