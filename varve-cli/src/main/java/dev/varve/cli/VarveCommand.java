@@ -20,7 +20,7 @@ import picocli.CommandLine.Spec;
         description = "Varve: a distributed commit log that speaks the Apache Kafka protocol.",
         subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class,
                 dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProfileCommand.class,
-                dev.varve.cli.client.BenchCommand.class,
+                dev.varve.cli.client.BenchCommand.class, dev.varve.cli.client.PartitionCommand.class,
                 LogCommand.class, picocli.AutoComplete.GenerateCompletion.class})
 public final class VarveCommand implements Callable<Integer> {
 
