@@ -138,6 +138,17 @@ class BenchCommandTest {
         assertThat(acks.exit()).isEqualTo(1);
         assertThat(acks.err()).contains("--acks must be all, 1 or 0");
 
+        // the producer refuses every record: the summary says so and the run fails with the client's reason
+        create("bench-refused", 1);
+        CliHarness.Result refused = cli.run("bench", "produce", "bench-refused", "-n", "50", "-s", "2000", "-q",
+                "-X", "max.request.size=1000", "-o", "json");
+        assertThat(refused.exit()).as(refused.toString()).isEqualTo(1);
+        assertThat(refused.json().get("records").asLong()).isZero();
+        assertThat(refused.json().get("errors").asLong()).isPositive();
+        assertThat(refused.err()).startsWith("error: sending failed after 0 acknowledged records: ").contains("max.request.size")
+                .hasLineCount(1);
+        assertThat(endOffsetSum("bench-refused", 1)).isZero();
+
         create("bench-empty", 1);
         CliHarness.Result starved = cli.run("bench", "consume", "bench-empty", "-n", "10", "--timeout", "1");
         assertThat(starved.exit()).as(starved.toString()).isEqualTo(1);
