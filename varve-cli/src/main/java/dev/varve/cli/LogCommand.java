@@ -23,7 +23,7 @@ import java.util.concurrent.Callable;
 
 /** {@code varve log ...}: look inside partition directories on disk. */
 @Command(name = "log", description = "Inspect log segment files.", mixinStandardHelpOptions = true,
-        subcommands = {LogCommand.Dump.class})
+        subcommands = {LogCommand.Dump.class, LogVerify.class})
 final class LogCommand {
 
     @Command(name = "dump", mixinStandardHelpOptions = true,

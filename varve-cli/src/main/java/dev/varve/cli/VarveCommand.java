@@ -21,6 +21,8 @@ import picocli.CommandLine.Spec;
         subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class,
                 dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProfileCommand.class,
                 dev.varve.cli.client.GroupCommand.class,
+                dev.varve.cli.client.BenchCommand.class, dev.varve.cli.client.PartitionCommand.class,
+                dev.varve.cli.client.AclCommand.class, dev.varve.cli.client.UserCommand.class,
                 LogCommand.class, picocli.AutoComplete.GenerateCompletion.class})
 public final class VarveCommand implements Callable<Integer> {
 
