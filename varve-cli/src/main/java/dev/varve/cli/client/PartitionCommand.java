@@ -13,7 +13,6 @@ import org.apache.kafka.common.errors.EligibleLeadersNotAvailableException;
 import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.PreferredLeaderNotAvailableException;
-import org.apache.kafka.common.errors.UnsupportedVersionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -55,14 +54,6 @@ public final class PartitionCommand {
         public Integer call() throws Exception {
             try (Admin admin = client.admin()) {
                 return run(admin);
-            } catch (ExecutionException e) {
-                if (CliErrors.unwrap(e) instanceof UnsupportedVersionException u) {
-                    throw new CliErrors.Failure("the cluster does not support this: " + u.getMessage() + ". A single Varve node"
-                            + " started without a metadata quorum (no process.roles) has no controller to elect leaders or"
-                            + " move replicas; its one replica always leads. Start it with process.roles=broker,controller"
-                            + " to use these commands.");
-                }
-                throw e;
             }
         }
 
