@@ -91,7 +91,7 @@ public final class ConsumeCommand implements Callable<Integer> {
             description = "read_uncommitted (default) or read_committed (skip aborted transactions; stop at the last stable offset).")
     String isolation;
 
-    @Option(names = "--print", paramLabel = "FIELD[,FIELD...]", split = ",", converter = FieldConverter.class,
+    @Option(names = "--print", paramLabel = "FIELD[,FIELD...]", split = ",", hideParamSyntax = true, converter = FieldConverter.class,
             description = "In text output, the fields to print, tab-separated: topic, key, value (default), headers,"
                     + " partition, offset, timestamp.")
     List<Field> print = new ArrayList<>();

@@ -204,8 +204,14 @@ public final class ProduceCommand implements java.util.concurrent.Callable<Integ
         String inputError = null;
         long sent = 0;
         try (in; KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerProperties())) {
-            Splitter records = new Splitter(in, delim);
             ArrayDeque<Pending> pending = new ArrayDeque<>();
+            // typed at a terminal: confirm each line before waiting for the next one
+            Splitter records = new Splitter(in, delim, () -> {
+                if (!pending.isEmpty()) {
+                    producer.flush();
+                    drain(pending, true, out, err, unit);
+                }
+            });
             long line = 0;
             byte[] chunk;
             while ((chunk = records.next()) != null) {
@@ -500,19 +506,30 @@ public final class ProduceCommand implements java.util.concurrent.Callable<Integ
         private boolean eof;
         private byte[] record = new byte[256];
 
-        Splitter(InputStream in, byte[] delim) {
+        private final Idle idle;
+
+        /** What to do before a read that would wait for more input. */
+        interface Idle {
+            void run() throws InterruptedException;
+        }
+
+        Splitter(InputStream in, byte[] delim, Idle idle) {
             this.in = in;
             this.delim = delim;
+            this.idle = idle;
         }
 
         /** The next record, or null at the end of the input. */
-        byte[] next() throws IOException {
+        byte[] next() throws IOException, InterruptedException {
             int size = 0;
             byte last = delim[delim.length - 1];
             while (true) {
                 if (pos == limit) {
                     if (eof) {
                         return size == 0 ? null : Arrays.copyOf(record, size);
+                    }
+                    if (in.available() == 0) {
+                        idle.run();
                     }
                     limit = Math.max(0, in.read(buf));
                     pos = 0;

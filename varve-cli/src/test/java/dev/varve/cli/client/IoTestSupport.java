@@ -113,6 +113,14 @@ final class IoTestSupport {
             }
         }
 
+        /** Waits for the command to end by itself; fails if it does not within 15 s or exits non-zero. */
+        void awaitExit() throws InterruptedException {
+            thread.join(15_000);
+            if (thread.isAlive() || exit != 0) {
+                throw new AssertionError("did not end well (alive " + thread.isAlive() + ", exit " + exit + "):\n" + out + "\nstderr: " + err);
+            }
+        }
+
         /** Interrupts the command, as Ctrl-C would stop it, and returns its exit status. */
         CliHarness.Result stop() throws InterruptedException {
             thread.interrupt();

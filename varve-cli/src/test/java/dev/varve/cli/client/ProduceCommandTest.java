@@ -67,6 +67,28 @@ class ProduceCommandTest {
     }
 
     @Test
+    void eachLineTypedIsConfirmedBeforeTheNextArrives() throws Exception {
+        createTopic(cli, "p-typed", 1);
+        java.io.PipedOutputStream typing = new java.io.PipedOutputStream();
+        java.io.InputStream old = System.in;
+        System.setIn(new java.io.PipedInputStream(typing));
+        try (IoTestSupport.Running produce = new IoTestSupport.Running(cli, "produce", "p-typed")) {
+            typing.write(utf8("hello\n"));
+            typing.flush();
+            produce.awaitOutput(o -> o.contains("Produced to partition 0 at offset 0"));
+            typing.write(utf8("again\n"));
+            typing.flush();
+            produce.awaitOutput(o -> o.contains("Produced to partition 0 at offset 1"));
+            assertThat(produce.alive()).as("still reading").isTrue();
+            typing.close();
+            produce.awaitExit();
+        } finally {
+            System.setIn(old);
+        }
+        assertThat(values(readAll(cli, "p-typed"))).containsExactly("hello", "again");
+    }
+
+    @Test
     void keyValueLinesWithHeadersReportTheirOffsetsAsJson() throws Exception {
         createTopic(cli, "p-kv", 3);
         CliHarness.Result r = withStdin(cli, utf8("k1=v1\nk2=v=2\nk1=v3\n"), "produce", "p-kv", "--format", "key-value",
