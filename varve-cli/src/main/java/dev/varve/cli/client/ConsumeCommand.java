@@ -7,6 +7,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.CloseOptions;
+import org.apache.kafka.clients.consumer.CommitFailedException;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -16,6 +17,7 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.OffsetAndTimestamp;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InterruptException;
+import org.apache.kafka.common.errors.RebalanceInProgressException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.header.Header;
@@ -369,7 +371,7 @@ public final class ConsumeCommand implements Callable<Integer> {
             } else if (!follow && System.nanoTime() - lastProgress > TimeUnit.MILLISECONDS.toNanos(client.timeoutMs())) {
                 throw new CliErrors.Failure("no records arrived for " + client.timeoutSeconds() + " s although "
                         + (everAssigned[0] ? "the partitions had not reached the end offsets they had at the start"
-                        : "the group gave this consumer no partitions") + "; --timeout waits longer, --follow waits for ever");
+                        : "the group had not given this consumer its partitions") + "; --timeout waits longer, --follow waits for ever");
             }
         }
     }
@@ -442,6 +444,17 @@ public final class ConsumeCommand implements Callable<Integer> {
             } else {
                 throw e;
             }
+        } catch (RebalanceInProgressException e) {
+            if (last) {
+                spec.commandLine().getErr().println("error: could not commit the offsets of the last records printed:"
+                        + " the group was rebalancing (" + e.getMessage() + ")");
+            }
+            // otherwise kept for the next commit, after the rebalance
+        } catch (CommitFailedException e) {
+            // the partitions went to another member, which starts from the group's last commit
+            spec.commandLine().getErr().println("error: the offsets of some records printed were not committed: "
+                    + CliErrors.explain(e, null));
+            toCommit.clear();
         } catch (RuntimeException e) {
             if (!last) {
                 throw e;
