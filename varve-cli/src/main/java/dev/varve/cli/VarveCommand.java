@@ -19,10 +19,11 @@ import picocli.CommandLine.Spec;
         versionProvider = VarveVersion.class,
         description = "Varve: a distributed commit log that speaks the Apache Kafka protocol.",
         subcommands = {HelpCommand.class, ServerCommand.class, ClusterCommand.class,
-                dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProfileCommand.class,
-                dev.varve.cli.client.GroupCommand.class,
-                dev.varve.cli.client.BenchCommand.class, dev.varve.cli.client.PartitionCommand.class,
-                dev.varve.cli.client.AclCommand.class, dev.varve.cli.client.UserCommand.class,
+                dev.varve.cli.client.TopicCommand.class, dev.varve.cli.client.ProduceCommand.class,
+                dev.varve.cli.client.ConsumeCommand.class, dev.varve.cli.client.GroupCommand.class,
+                dev.varve.cli.client.PartitionCommand.class, dev.varve.cli.client.AclCommand.class,
+                dev.varve.cli.client.UserCommand.class, dev.varve.cli.client.BenchCommand.class,
+                dev.varve.cli.client.ProfileCommand.class,
                 LogCommand.class, picocli.AutoComplete.GenerateCompletion.class})
 public final class VarveCommand implements Callable<Integer> {
 

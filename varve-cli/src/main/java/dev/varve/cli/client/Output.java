@@ -33,7 +33,8 @@ public enum Output {
         try {
             return valueOf(value.toUpperCase(Locale.ROOT));
         } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("unknown output format '" + value + "': use text, json or yaml");
+            throw new IllegalArgumentException("unknown output format '" + value + "': use text, json or yaml"
+                    + " (-o is --output; where to start consuming is -O/--offset)");
         }
     }
 
