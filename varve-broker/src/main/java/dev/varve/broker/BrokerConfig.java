@@ -49,6 +49,7 @@ public final class BrokerConfig {
     public static final String MAX_CONNECTIONS_PER_IP = "max.connections.per.ip";
     public static final String MAX_CONNECTIONS_PER_IP_OVERRIDES = "max.connections.per.ip.overrides";
     public static final String BROKER_RACK = "broker.rack";
+    public static final String REPLICA_SELECTOR_CLASS = "replica.selector.class";
     public static final String MAX_CONNECTION_CREATION_RATE = "max.connection.creation.rate";
     public static final String QUOTA_WINDOW_NUM = "quota.window.num";
     public static final String MAX_REQUEST_PARTITION_SIZE_LIMIT = "max.request.partition.size.limit";
@@ -168,6 +169,13 @@ public final class BrokerConfig {
             .define(dev.varve.broker.security.AclAuthorizer.SUPER_USERS, STRING, "", HIGH, "Principals allowed everything whatever the ACLs say, separated by semicolons (User:admin;User:broker).")
             .define(dev.varve.broker.security.AclAuthorizer.ALLOW_EVERYONE_IF_NO_ACL_FOUND, BOOLEAN, false, HIGH, "With an authorizer: whether a resource no ACL applies to is open to everyone (default: denied).")
             .define(BROKER_RACK, STRING, null, LOW, "This broker's rack.")
+            .define(REPLICA_SELECTOR_CLASS, STRING, null, (name, value) -> {
+                if (value != null) {
+                    newReplicaSelector(String.valueOf(value));
+                }
+            }, MEDIUM, "KIP-392: a org.apache.kafka.common.replica.ReplicaSelector (Kafka's RackAwareReplicaSelector, or your own on the"
+                    + " class path) that leaders ask which replica a consumer naming its client.rack should fetch from. Unset: consumers"
+                    + " fetch from leaders.")
             .define(MIN_INSYNC_REPLICAS, INT, 1, atLeast(1), MEDIUM, "Default min.insync.replicas of topics.")
             .define(RETENTION_CHECK_INTERVAL_MS, LONG, 300_000L, atLeast(1), LOW, "How often retention runs.")
             .define(FLUSH_SCHEDULER_INTERVAL_MS, LONG, 1_000L, atLeast(1), LOW, "How often logs are checked against flush.ms.")
@@ -603,6 +611,34 @@ public final class BrokerConfig {
 
     public int numNetworkThreads() {
         return (Integer) values.get(NUM_NETWORK_THREADS);
+    }
+
+    /**
+     * A new instance of the named {@code replica.selector.class}.
+     *
+     * @throws ConfigException when it cannot be loaded, is not a ReplicaSelector or cannot be made
+     */
+    public static org.apache.kafka.common.replica.ReplicaSelector newReplicaSelector(String className) {
+        try {
+            Class<?> c = Class.forName(className.trim(), true, BrokerConfig.class.getClassLoader());
+            if (!org.apache.kafka.common.replica.ReplicaSelector.class.isAssignableFrom(c)) {
+                throw new ConfigException(REPLICA_SELECTOR_CLASS, className, "not an org.apache.kafka.common.replica.ReplicaSelector");
+            }
+            return (org.apache.kafka.common.replica.ReplicaSelector) c.getDeclaredConstructor().newInstance();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            throw new ConfigException(REPLICA_SELECTOR_CLASS, className, "cannot be loaded and made: " + e);
+        }
+    }
+
+    /** The configured replica selector (configured with this broker's settings), or null. */
+    public org.apache.kafka.common.replica.ReplicaSelector replicaSelector() {
+        String name = (String) values.get(REPLICA_SELECTOR_CLASS);
+        if (name == null || name.isBlank()) {
+            return null;
+        }
+        org.apache.kafka.common.replica.ReplicaSelector selector = newReplicaSelector(name);
+        selector.configure(values);
+        return selector;
     }
 
     public String rack() {

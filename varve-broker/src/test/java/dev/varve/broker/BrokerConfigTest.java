@@ -13,6 +13,17 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 class BrokerConfigTest {
     @Test
+    void replicaSelectorClassMustBeALoadableReplicaSelector() {
+        assertThat(BrokerConfig.from(Map.of("replica.selector.class", "org.apache.kafka.common.replica.RackAwareReplicaSelector"))
+                .replicaSelector()).isInstanceOf(org.apache.kafka.common.replica.RackAwareReplicaSelector.class);
+        assertThat(BrokerConfig.from(Map.of()).replicaSelector()).isNull();
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("replica.selector.class", "java.lang.String")))
+                .hasMessageContaining("replica.selector.class").hasMessageContaining("not an org.apache.kafka.common.replica.ReplicaSelector");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("replica.selector.class", "com.example.Missing")))
+                .hasMessageContaining("cannot be loaded");
+    }
+
+    @Test
     void zeroConfigIsASingleNodeOnLoopbackWithDataInVarveData() {
         BrokerConfig c = BrokerConfig.defaults();
         assertThat(c.nodeId()).isEqualTo(1);

@@ -38,7 +38,7 @@ class ClusterMetricsTest {
     Path dir;
 
     /** The node's admin listener, from the last line its current process logged about it. */
-    private static String adminUrl(TestCluster.Node node) {
+    static String adminUrl(TestCluster.Node node) {
         Matcher m = ADMIN.matcher(node.log());
         String url = null;
         while (m.find()) {
@@ -50,13 +50,13 @@ class ClusterMetricsTest {
         return url;
     }
 
-    private static HttpResponse<String> get(TestCluster.Node node, String path) throws Exception {
+    static HttpResponse<String> get(TestCluster.Node node, String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create(adminUrl(node) + path)).timeout(Duration.ofSeconds(10)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }
 
     /** Sum over the nodes given of every series {@code name{...}} whose labels include {@code labels}. */
-    private static double sum(List<TestCluster.Node> nodes, String name, String... labels) throws Exception {
+    static double sum(List<TestCluster.Node> nodes, String name, String... labels) throws Exception {
         double total = 0;
         for (TestCluster.Node node : nodes) {
             String page = get(node, "/metrics").body();

@@ -199,6 +199,12 @@ public final class FetchHandler extends AllVersionsHandler {
         boolean follower = isFollower(data);
         int replicaId = replicaId(data);
         long replicaEpoch = replicaEpoch(data);
+        // a consumer that named its rack (client.rack) may be sent to a replica in it (KIP-392)
+        String listener = context.listenerName == null ? null : context.listenerName.value();
+        org.apache.kafka.common.replica.ClientMetadata clientMetadata = follower || version < 11 || data.rackId() == null
+                || data.rackId().isEmpty() || listener == null ? null
+                : new org.apache.kafka.common.replica.ClientMetadata.DefaultClientMetadata(data.rackId(),
+                context.clientId() == null ? "" : context.clientId(), from, context.principal, listener);
         // a fetch posing as a follower's is refused whole, as Kafka refuses one without ClusterAction
         Errors refused = follower && broker.replicaManager().cluster() != null
                 ? broker.replicaManager().cluster().checkFollower(replicaId, replicaEpoch, from) : Errors.NONE;
@@ -295,11 +301,26 @@ public final class FetchHandler extends AllVersionsHandler {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
                     try {
-                        PartitionLog log = broker.replicaManager().cluster() != null
-                                ? broker.replicaManager().cluster().leaderLog(tp, p.currentLeaderEpoch())
+                        dev.varve.broker.cluster.ClusterReplicaManager cluster = broker.replicaManager().cluster();
+                        // KIP-392: Fetch v11+ consumers may read from a follower (up to the high watermark it
+                        // learned), and a leader with a replica.selector.class may point them at one
+                        boolean followerReads = version >= 11;
+                        PartitionLog log = cluster != null
+                                ? cluster.consumerLog(tp, p.currentLeaderEpoch(), followerReads)
                                 : broker.replicaManager().log(tp);
                         long hw = log.highWatermark();
                         long lso = log.lastStableOffset();
+                        if (cluster != null && followerReads && clientMetadata != null) {
+                            java.util.OptionalInt preferred = cluster.preferredReadReplica(tp, p.fetchOffset(), clientMetadata, listener);
+                            if (preferred.isPresent()) {
+                                pd.setErrorCode(Errors.NONE.code()).setHighWatermark(hw).setLastStableOffset(lso)
+                                        .setLogStartOffset(log.logStartOffset()).setPreferredReadReplica(preferred.getAsInt())
+                                        .setRecords(org.apache.kafka.common.record.internal.MemoryRecords.EMPTY);
+                                tr.partitions().add(pd);
+                                hasError = true; // answer at once, as Kafka does: the consumer goes to that replica
+                                continue;
+                            }
+                        }
                         // read_committed consumers read below the last stable offset, and learn which of
                         // the transactions in what they read were aborted (their client drops those records)
                         long bound = readCommitted ? lso : hw;

@@ -676,6 +676,103 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     }
 
     /**
+     * The log a consumer reads {@code tp} from here: the leader's, or, for a consumer that may read from
+     * followers (Fetch v11+, KIP-392), a follower's, up to the high watermark it learned from its
+     * leader. {@code currentLeaderEpoch} is checked against the leader epoch this replica knows.
+     */
+    public PartitionLog consumerLog(TopicPartition tp, int currentLeaderEpoch, boolean fromFollowerAllowed) {
+        Partition p = leaderPartition(tp);
+        synchronized (p) {
+            boolean follower = p.replica.role() == dev.varve.broker.replication.PartitionReplica.Role.FOLLOWER;
+            if (!p.replica.isLeader() && !(fromFollowerAllowed && follower)) {
+                throw new NotLeaderOrFollowerException("Broker " + localId + " is not the leader of " + tp);
+            }
+            Errors e = EpochFencing.validate(currentLeaderEpoch, p.replica.leaderEpoch());
+            if (e != Errors.NONE) {
+                throw e.exception();
+            }
+            return p.log;
+        }
+    }
+
+    /** The {@code replica.selector.class} instance, or null: consumers read from leaders only. */
+    private volatile org.apache.kafka.common.replica.ReplicaSelector replicaSelector;
+
+    public void setReplicaSelector(org.apache.kafka.common.replica.ReplicaSelector selector) {
+        this.replicaSelector = selector;
+    }
+
+    /**
+     * KIP-392: the replica the configured {@code replica.selector.class} picks for a consumer's fetch of
+     * {@code tp} at {@code fetchOffset}, when this broker leads it and the pick is another broker.
+     * Candidates are, as in Kafka, the leader and the followers whose log reaches the fetch offset, on
+     * brokers that are registered, unfenced and listen on the consumer's listener.
+     */
+    public java.util.OptionalInt preferredReadReplica(TopicPartition tp, long fetchOffset,
+                                                      org.apache.kafka.common.replica.ClientMetadata client, String listener) {
+        org.apache.kafka.common.replica.ReplicaSelector selector = replicaSelector;
+        if (selector == null) {
+            return java.util.OptionalInt.empty();
+        }
+        Partition p = partitions.get(tp);
+        if (p == null) {
+            return java.util.OptionalInt.empty();
+        }
+        MetadataImage img = image;
+        long now = time.milliseconds();
+        java.util.Set<org.apache.kafka.common.replica.ReplicaView> candidates = new java.util.HashSet<>();
+        org.apache.kafka.common.replica.ReplicaView leaderView;
+        synchronized (p) {
+            if (!p.replica.isLeader()) {
+                return java.util.OptionalInt.empty();
+            }
+            dev.varve.broker.replication.LeaderState leader = p.replica.leader();
+            org.apache.kafka.common.Node self = node(img, localId, listener);
+            if (self == null) {
+                return java.util.OptionalInt.empty();
+            }
+            leaderView = new org.apache.kafka.common.replica.ReplicaView.DefaultReplicaView(self, leader.logEndOffset(), 0);
+            candidates.add(leaderView);
+            for (int id : leader.replicas()) {
+                if (id == localId) {
+                    continue;
+                }
+                java.util.Optional<dev.varve.broker.replication.ReplicaView> v = leader.replicaView(id);
+                org.apache.kafka.common.Node n = node(img, id, listener);
+                if (v.isEmpty() || n == null || v.get().logEndOffset() < fetchOffset) {
+                    continue;
+                }
+                long caughtUp = v.get().lastCaughtUpTimeMs();
+                candidates.add(new org.apache.kafka.common.replica.ReplicaView.DefaultReplicaView(n, v.get().logEndOffset(),
+                        caughtUp < 0 ? Long.MAX_VALUE : Math.max(0, now - caughtUp)));
+            }
+        }
+        java.util.Optional<org.apache.kafka.common.replica.ReplicaView> pick;
+        try {
+            pick = selector.select(tp, client, new org.apache.kafka.common.replica.PartitionView.DefaultPartitionView(candidates, leaderView));
+        } catch (RuntimeException e) {
+            LOG.warn("replica.selector.class {} failed for {}: {}", selector.getClass().getName(), tp, e.toString());
+            return java.util.OptionalInt.empty();
+        }
+        return pick.isPresent() && pick.get().endpoint().id() != localId
+                ? java.util.OptionalInt.of(pick.get().endpoint().id()) : java.util.OptionalInt.empty();
+    }
+
+    /** Broker {@code id}'s endpoint on {@code listener} with its rack, if it is registered and unfenced. */
+    private static org.apache.kafka.common.Node node(MetadataImage img, int id, String listener) {
+        dev.varve.metadata.BrokerRegistration b = img.brokers().get(id);
+        if (b == null || b.fenced()) {
+            return null;
+        }
+        for (dev.varve.metadata.MetadataRecord.Endpoint e : b.endpoints()) {
+            if (e.name().equals(listener)) {
+                return new org.apache.kafka.common.Node(id, e.host(), e.port(), b.rack());
+            }
+        }
+        return null;
+    }
+
+    /**
      * The offset where this broker's leadership of {@code tp} began (its log end when it became
      * leader), or -1 when it does not lead. Until the high watermark reaches it, a new leader's high
      * watermark may be below records the previous leader acknowledged (it learns the real one from its

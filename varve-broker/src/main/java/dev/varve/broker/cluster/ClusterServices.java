@@ -127,6 +127,7 @@ public final class ClusterServices implements AutoCloseable {
                 config.longValue(BrokerConfig.REPLICA_LAG_TIME_MAX_MS), interBroker,
                 topic -> minInsyncReplicas(topics, topic), timer);
         leadershipListeners.forEach(replicas::addLeadershipListener);
+        replicas.setReplicaSelector(config.replicaSelector());
         replicas.setFollowerIdentity(new FollowerIdentity(config.replicaFetchVerifySource()));
         ReplicationQuotas quotas = new ReplicationQuotas(config.nodeId(), Time.SYSTEM);
         fetchers.setQuotas(quotas);
