@@ -255,6 +255,10 @@ public final class BatchValidator {
         boolean checkTimestamps = config.timestampType() == TimestampType.CREATE_TIME;
         boolean requireKeys = config.compact();
         int seen = 0;
+        // KIP-467: records a valid batch may hold but this topic refuses (no key on a compacted topic, a
+        // timestamp out of bounds) are collected, each with its index, and refused together at the end
+        java.util.List<RecordsRejectedException.RecordError> rejected = null;
+        boolean onlyTimestamps = true;
         try (CloseableIterator<Record> records = recordsOf(batch)) {
             while (records.hasNext()) {
                 Record record = records.next();
@@ -264,11 +268,18 @@ public final class BatchValidator {
                 }
                 if (requireKeys && !record.hasKey()) {
                     // Kafka's LogValidator refuses these too: the cleaner could never keep them.
-                    throw new InvalidRecordException("Compacted topic cannot accept message without key");
+                    rejected = rejected != null ? rejected : new java.util.ArrayList<>();
+                    rejected.add(new RecordsRejectedException.RecordError(seen, "Compacted topic cannot accept message without key"));
+                    onlyTimestamps = false;
                 }
                 long ts = record.timestamp();
                 if (checkTimestamps) {
-                    checkTimestamp(ts, config, nowMs);
+                    try {
+                        checkTimestamp(ts, config, nowMs);
+                    } catch (InvalidTimestampException e) {
+                        rejected = rejected != null ? rejected : new java.util.ArrayList<>();
+                        rejected.add(new RecordsRejectedException.RecordError(seen, e.getMessage()));
+                    }
                 }
                 maxTimestamp = Math.max(maxTimestamp, ts);
                 seen++;
@@ -283,6 +294,9 @@ public final class BatchValidator {
         }
         if (seen != expected) {
             throw new InvalidRecordException("record batch declares " + expected + " records but holds " + (seen > expected ? "more" : seen));
+        }
+        if (rejected != null) {
+            throw new RecordsRejectedException(rejected, onlyTimestamps);
         }
         return maxTimestamp;
     }

@@ -4,7 +4,6 @@ import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.compress.Compression;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.CorruptRecordException;
-import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.record.TimestampType;
 import org.apache.kafka.common.record.internal.MemoryRecords;
@@ -122,11 +121,34 @@ class BatchValidatorTest {
     @Test
     void rejectsTimestampsOutsideConfiguredBounds() {
         LogConfig strict = config.with(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, 1000L);
+        // KIP-467: the records at fault are named by their index in the batch; only timestamps: INVALID_TIMESTAMP
         assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(TestRecords.batch(NOW - 5000, "old"), 0, 0, strict, NOW))
-                .isInstanceOf(InvalidTimestampException.class);
+                .isInstanceOfSatisfying(RecordsRejectedException.class, e -> {
+                    assertThat(e.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_TIMESTAMP);
+                    assertThat(e.recordErrors()).extracting(RecordsRejectedException.RecordError::batchIndex).containsExactly(0);
+                });
         assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(
                 TestRecords.batch(NOW + 2 * 3_600_000L, "future"), 0, 0, config, NOW))
-                .isInstanceOf(InvalidTimestampException.class).hasMessageContaining("after.max.ms");
+                .isInstanceOf(RecordsRejectedException.class).hasMessageContaining("after.max.ms");
+    }
+
+    @Test
+    void namesEachRefusedRecordOfABatchByItsIndex() {
+        LogConfig compacted = config.with(TopicConfig.CLEANUP_POLICY_CONFIG, "compact");
+        MemoryRecords records = MemoryRecords.withRecords(org.apache.kafka.common.compress.Compression.NONE,
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW, "k0".getBytes(), "v".getBytes()),
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW, null, "v".getBytes()),
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW, "k2".getBytes(), "v".getBytes()),
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW - 10L * 365 * 24 * 3_600_000L, null, "v".getBytes()));
+        LogConfig strict = compacted.with(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, 1000L);
+        assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(records, 0, 0, strict, NOW))
+                .isInstanceOfSatisfying(RecordsRejectedException.class, e -> {
+                    // a key missing is not only a timestamp: INVALID_RECORD, both faults of record 3 listed
+                    assertThat(e.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_RECORD);
+                    assertThat(e.recordErrors()).extracting(RecordsRejectedException.RecordError::batchIndex).containsExactly(1, 3, 3);
+                    assertThat(e.recordErrors().get(0).message()).contains("without key");
+                })
+                .isInstanceOf(InvalidRecordException.class);
     }
 
     @Test

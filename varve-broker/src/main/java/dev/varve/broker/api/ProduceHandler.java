@@ -21,7 +21,9 @@ import org.slf4j.LoggerFactory;
 
 import dev.varve.storage.VerificationGuard;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
@@ -308,6 +310,21 @@ public final class ProduceHandler extends AllVersionsHandler {
                     .setLogAppendTimeMs(info.logAppendTimeMs())
                     .setLogStartOffset(version >= 5 ? broker.replicaManager().log(tp).logStartOffset() : -1);
             return appended;
+        } catch (dev.varve.storage.RecordsRejectedException e) {
+            // KIP-467: the records at fault, by index, so that a client fails those and not the others alike
+            LOG.debug("append to {} refused: {}", tp, e.getMessage());
+            pr.setErrorCode(e.error().code()).setErrorMessage(e.getMessage());
+            if (version >= 8) {
+                List<ProduceResponseData.BatchIndexAndErrorMessage> errors = new ArrayList<>();
+                for (dev.varve.storage.RecordsRejectedException.RecordError r : e.recordErrors()) {
+                    errors.add(new ProduceResponseData.BatchIndexAndErrorMessage().setBatchIndex(r.batchIndex())
+                            .setBatchIndexErrorMessage(r.message()));
+                }
+                pr.setRecordErrors(errors);
+            }
+            broker.metrics().topics().produceFailed(tp.topic(),
+                    partition.records() instanceof MemoryRecords r ? r.sizeInBytes() : 0);
+            return null;
         } catch (RuntimeException e) {
             Errors error = Errors.forException(e);
             if (error == Errors.UNKNOWN_SERVER_ERROR) {
