@@ -13,12 +13,8 @@ import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourcePatternFilter;
 import org.apache.kafka.common.resource.ResourceType;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -27,7 +23,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 
 /** {@code varve acl ...}: create, list and delete ACLs (the cluster needs an authorizer). */
@@ -40,13 +35,7 @@ public final class AclCommand {
     static final List<String> HEADERS = List.of("principal", "host", "operation", "permission", "resource-type", "resource-name", "pattern");
 
     /** The options that name ACLs: who, from where, what, on which resources. */
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
+    abstract static class Base extends AdminCommand {
         @Option(names = "--principal", split = ",", paramLabel = "TYPE:NAME", description = "Principal(s), e.g. User:alice (\"User:\" is assumed without a type).")
         List<String> principals = new ArrayList<>();
 
@@ -73,18 +62,6 @@ public final class AclCommand {
         @Option(names = "--cluster", description = "The cluster resource.")
         boolean cluster;
 
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
 
         /** The resources named, as (type, name) pairs. */
         List<Map.Entry<ResourceType, String>> resources() {
@@ -201,7 +178,7 @@ public final class AclCommand {
         String pattern;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             PatternType type = patternType(pattern, true);
             if (principals.isEmpty()) {
                 throw new CliErrors.Failure("say whose ACL it is with --principal (e.g. User:alice)");
@@ -261,7 +238,7 @@ public final class AclCommand {
         String pattern;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             List<Map<String, Object>> rows = describe(admin, filters(patternType(pattern, false)));
             client.output.emit(out(), rows, o -> {
                 if (rows.isEmpty()) {
@@ -299,7 +276,7 @@ public final class AclCommand {
         boolean dryRun;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             if (principals.isEmpty() && resources().isEmpty()) {
                 throw new CliErrors.Failure("say which ACLs to delete with --principal and/or a resource (--topic, --group,"
                         + " --transactional-id, --cluster); `varve acl list` shows them");

@@ -13,11 +13,8 @@ import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
@@ -30,7 +27,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 
@@ -48,25 +44,7 @@ public final class ClusterClientCommands {
     private ClusterClientCommands() {
     }
 
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
+    abstract static class Base extends AdminCommand {
     }
 
     /** Cluster id, controller and brokers as plain data. */
@@ -137,7 +115,7 @@ public final class ClusterClientCommands {
             description = "Show the cluster id, the controller and the brokers (id, host, port, rack) of a running cluster.")
     public static final class Info extends Base {
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, Object> doc = clusterDoc(admin);
             client.output.emit(out(), doc, o -> clusterText(o, doc));
             return 0;
@@ -156,7 +134,7 @@ public final class ClusterClientCommands {
         boolean internal;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, Object> doc = clusterDoc(admin);
             Collection<String> names = topics.isEmpty() ? allTopics(admin, internal) : new TreeSet<>(topics);
             Map<String, TopicDescription> described = describeTopics(admin, names, topics.isEmpty());
@@ -236,7 +214,7 @@ public final class ClusterClientCommands {
         static final int TEXT_LIMIT = 10;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             long deadline = System.nanoTime() + (waitSeconds == null ? 0 : waitSeconds * 1_000_000_000L);
             Map<String, Object> doc = check(admin);
             while (!(Boolean) doc.get("healthy") && System.nanoTime() < deadline) {

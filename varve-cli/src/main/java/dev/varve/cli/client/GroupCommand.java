@@ -16,11 +16,8 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.time.Instant;
@@ -42,7 +39,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.Collectors;
 
@@ -57,29 +53,11 @@ public final class GroupCommand {
     static final Comparator<TopicPartition> BY_TOPIC_PARTITION =
             Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
 
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
+    abstract static class Base extends AdminCommand {
         PrintWriter err() {
             return spec.commandLine().getErr();
         }
 
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
     }
 
     // ---------------------------------------------------------------- shared helpers
@@ -194,7 +172,7 @@ public final class GroupCommand {
         List<String> states = new ArrayList<>();
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Set<GroupState> filter = new LinkedHashSet<>();
             for (String s : states) {
                 GroupState st = GroupState.parse(s.replace("-", "").replace("_", ""));
@@ -250,7 +228,7 @@ public final class GroupCommand {
         List<String> groups;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             List<Map<String, Object>> docs = new ArrayList<>();
             List<String> missing = new ArrayList<>();
             for (String group : new LinkedHashSet<>(groups)) {
@@ -442,7 +420,7 @@ public final class GroupCommand {
         boolean execute;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Long at = target.timestamp;
             if (target.datetime != null) {
                 at = parseDatetime(target.datetime);
@@ -565,25 +543,14 @@ public final class GroupCommand {
         List<String> groups;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             List<String> unique = new ArrayList<>(new LinkedHashSet<>(groups));
             var result = admin.deleteConsumerGroups(unique).deletedGroups();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            int failed = 0;
+            StatusRows rows = new StatusRows();
             for (String g : unique) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("group", g);
-                try {
-                    result.get(g).get();
-                    row.put("status", "OK");
-                } catch (ExecutionException e) {
-                    failed++;
-                    row.put("status", CliErrors.explain(CliErrors.unwrap(e), null));
-                }
-                rows.add(row);
+                rows.add(StatusRows.row("group", g), result.get(g));
             }
-            client.output.emit(out(), rows, o -> Output.table(o, List.of("group", "status"), rows));
-            return failed == 0 ? 0 : 1;
+            return rows.emit(client.output, out(), List.of("group", "status"));
         }
     }
 
@@ -598,7 +565,7 @@ public final class GroupCommand {
         List<String> topics;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             List<TopicPartition> partitions = resolvePartitions(admin, topics);
             var result = admin.deleteConsumerGroupOffsets(group, new LinkedHashSet<>(partitions));
             List<Map<String, Object>> rows = new ArrayList<>();

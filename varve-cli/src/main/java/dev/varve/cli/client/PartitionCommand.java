@@ -14,13 +14,9 @@ import org.apache.kafka.common.errors.InvalidReplicaAssignmentException;
 import org.apache.kafka.common.errors.NoReassignmentInProgressException;
 import org.apache.kafka.common.errors.PreferredLeaderNotAvailableException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -30,7 +26,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 
 /** {@code varve partition ...}: move leadership and replicas of partitions. */
@@ -39,25 +34,7 @@ import java.util.concurrent.ExecutionException;
         subcommands = {PartitionCommand.MoveLeader.class, PartitionCommand.Reassign.class, PartitionCommand.Reassignments.class})
 public final class PartitionCommand {
 
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
+    abstract static class Base extends AdminCommand {
     }
 
     static Map<String, TopicDescription> describe(Admin admin, Set<String> topics) throws Exception {
@@ -94,7 +71,7 @@ public final class PartitionCommand {
         boolean unclean;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, List<Integer>> wanted = new LinkedHashMap<>();
             for (String t : targets) {
                 int colon = t.lastIndexOf(':');
@@ -178,7 +155,7 @@ public final class PartitionCommand {
         boolean cancel;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             if (cancel == (replicas != null)) {
                 throw new CliErrors.Failure("give either --replicas BROKER,... (the new replica set) or --cancel");
             }
@@ -244,7 +221,7 @@ public final class PartitionCommand {
             description = "List the reassignments in progress: each partition's replicas and which are being added and removed.")
     static final class Reassignments extends Base {
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<TopicPartition, PartitionReassignment> all = admin.listPartitionReassignments().reassignments().get();
             List<TopicPartition> tps = new ArrayList<>(all.keySet());
             tps.sort(Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition));

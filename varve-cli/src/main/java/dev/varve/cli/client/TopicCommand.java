@@ -15,13 +15,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
-import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -30,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.regex.Pattern;
 
 /** {@code varve topic ...}: create, list, describe, configure, grow and delete topics. */
@@ -40,25 +35,7 @@ import java.util.regex.Pattern;
                 TopicCommand.AlterConfig.class, TopicCommand.Delete.class, TopicCommand.AddPartitions.class})
 public final class TopicCommand {
 
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
+    abstract static class Base extends AdminCommand {
     }
 
     @Command(name = "create", mixinStandardHelpOptions = true, description = "Create topics.")
@@ -79,7 +56,7 @@ public final class TopicCommand {
         boolean ifNotExists;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             List<NewTopic> news = new ArrayList<>();
             for (String t : topics) {
                 news.add(new NewTopic(t, Optional.ofNullable(partitions), Optional.ofNullable(replicas)).configs(configs));
@@ -121,7 +98,7 @@ public final class TopicCommand {
         boolean internal;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Pattern filter = regex == null ? null : Pattern.compile(regex);
             Collection<String> names = new java.util.TreeSet<>(admin.listTopics(new ListTopicsOptions().listInternal(internal)).names().get());
             names.removeIf(n -> filter != null && !filter.matcher(n).matches());
@@ -154,7 +131,7 @@ public final class TopicCommand {
         boolean allConfigs;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, TopicDescription> described = admin.describeTopics(topics).allTopicNames().get();
             List<ConfigResource> resources = topics.stream().map(t -> new ConfigResource(ConfigResource.Type.TOPIC, t)).toList();
             Map<ConfigResource, Config> configs = admin.describeConfigs(resources).all().get();
@@ -261,7 +238,7 @@ public final class TopicCommand {
         List<String> delete = new ArrayList<>();
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             if (set.isEmpty() && delete.isEmpty()) {
                 throw new CliErrors.Failure("nothing to change: give --set KEY=VALUE or --delete KEY");
             }
@@ -273,22 +250,11 @@ public final class TopicCommand {
                 request.put(new ConfigResource(ConfigResource.Type.TOPIC, t), ops);
             }
             var result = admin.incrementalAlterConfigs(request).values();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            int failed = 0;
+            StatusRows rows = new StatusRows();
             for (String t : topics) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("topic", t);
-                try {
-                    result.get(new ConfigResource(ConfigResource.Type.TOPIC, t)).get();
-                    row.put("status", "OK");
-                } catch (java.util.concurrent.ExecutionException e) {
-                    failed++;
-                    row.put("status", CliErrors.explain(CliErrors.unwrap(e), null));
-                }
-                rows.add(row);
+                rows.add(StatusRows.row("topic", t), result.get(new ConfigResource(ConfigResource.Type.TOPIC, t)));
             }
-            client.output.emit(out(), rows, o -> Output.table(o, List.of("topic", "status"), rows));
-            return failed == 0 ? 0 : 1;
+            return rows.emit(client.output, out(), List.of("topic", "status"));
         }
     }
 
@@ -298,24 +264,13 @@ public final class TopicCommand {
         List<String> topics;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             var result = admin.deleteTopics(topics).topicNameValues();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            int failed = 0;
+            StatusRows rows = new StatusRows();
             for (String t : topics) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("topic", t);
-                try {
-                    result.get(t).get();
-                    row.put("status", "OK");
-                } catch (java.util.concurrent.ExecutionException e) {
-                    failed++;
-                    row.put("status", CliErrors.explain(CliErrors.unwrap(e), null));
-                }
-                rows.add(row);
+                rows.add(StatusRows.row("topic", t), result.get(t));
             }
-            client.output.emit(out(), rows, o -> Output.table(o, List.of("topic", "status"), rows));
-            return failed == 0 ? 0 : 1;
+            return rows.emit(client.output, out(), List.of("topic", "status"));
         }
     }
 
@@ -329,7 +284,7 @@ public final class TopicCommand {
         int add;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             if (add <= 0) {
                 throw new CliErrors.Failure("--num must be at least 1 (partitions can only be added)");
             }
@@ -339,24 +294,15 @@ public final class TopicCommand {
                 request.put(t, NewPartitions.increaseTo(d.get(t).partitions().size() + add));
             }
             var result = admin.createPartitions(request).values();
-            List<Map<String, Object>> rows = new ArrayList<>();
-            int failed = 0;
+            StatusRows rows = new StatusRows();
             for (String t : topics) {
-                Map<String, Object> row = new LinkedHashMap<>();
-                row.put("topic", t);
+                Map<String, Object> row = StatusRows.row("topic", t);
                 row.put("partitions", d.get(t).partitions().size() + add);
-                try {
-                    result.get(t).get();
-                    row.put("status", "OK");
-                } catch (java.util.concurrent.ExecutionException e) {
-                    failed++;
+                if (!rows.add(row, result.get(t))) {
                     row.put("partitions", d.get(t).partitions().size());
-                    row.put("status", CliErrors.explain(CliErrors.unwrap(e), null));
                 }
-                rows.add(row);
             }
-            client.output.emit(out(), rows, o -> Output.table(o, List.of("topic", "partitions", "status"), rows));
-            return failed == 0 ? 0 : 1;
+            return rows.emit(client.output, out(), List.of("topic", "partitions", "status"));
         }
     }
 }

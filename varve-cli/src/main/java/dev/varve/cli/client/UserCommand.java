@@ -9,15 +9,11 @@ import org.apache.kafka.clients.admin.UserScramCredentialUpsertion;
 import org.apache.kafka.clients.admin.UserScramCredentialsDescription;
 import org.apache.kafka.common.errors.ResourceNotFoundException;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -25,7 +21,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 
 /** {@code varve user ...}: SASL/SCRAM credentials kept by the cluster. */
@@ -34,25 +29,7 @@ import java.util.concurrent.ExecutionException;
         subcommands = {UserCommand.Create.class, UserCommand.ListUsers.class, UserCommand.Delete.class})
 public final class UserCommand {
 
-    abstract static class Base implements Callable<Integer> {
-        @Spec
-        CommandSpec spec;
-
-        @Mixin
-        ClientOptions client;
-
-        PrintWriter out() {
-            return spec.commandLine().getOut();
-        }
-
-        @Override
-        public Integer call() throws Exception {
-            try (Admin admin = client.admin()) {
-                return run(admin);
-            }
-        }
-
-        abstract int run(Admin admin) throws Exception;
+    abstract static class Base extends AdminCommand {
     }
 
     static ScramMechanism mechanism(String value) {
@@ -103,7 +80,7 @@ public final class UserCommand {
         int iterations;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             if (password == null) {
                 password = readPassword();
             }
@@ -151,7 +128,7 @@ public final class UserCommand {
         List<String> users;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, UserScramCredentialsDescription> all;
             try {
                 all = new TreeMap<>(describe(admin, users == null || users.isEmpty() ? null : users));
@@ -204,7 +181,7 @@ public final class UserCommand {
         List<String> mechanisms;
 
         @Override
-        int run(Admin admin) throws Exception {
+        protected int run(Admin admin) throws Exception {
             Map<String, UserScramCredentialsDescription> known = describe(admin, null);
             List<UserScramCredentialAlteration> changes = new ArrayList<>();
             List<Map<String, Object>> rows = new ArrayList<>();
