@@ -1,0 +1,15 @@
+import { defineConfig } from 'vite';
+
+// Preact's JSX through Vite's own transformer (oxc): no Babel, no plugin.
+// The built files are served by the broker under /ui/ (index.html and hashed assets/*).
+export default defineConfig({
+  base: '/ui/',
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // the broker serves what is built: no source maps in the jar
+    sourcemap: false,
+    chunkSizeWarningLimit: 200,
+  },
+});
