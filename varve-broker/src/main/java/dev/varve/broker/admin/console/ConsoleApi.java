@@ -190,13 +190,13 @@ final class ConsoleApi implements AutoCloseable {
         int offline = 0;
         for (TopicDescription t : topics.values()) {
             for (TopicPartitionInfo p : t.partitions()) {
-                partitions++;
+                partitions += t.isInternal() ? 0 : 1;
                 underReplicated += p.isr().size() < p.replicas().size() ? 1 : 0;
                 offline += p.leader() == null || p.leader().isEmpty() ? 1 : 0;
             }
         }
         out.put("topicCount", topics.values().stream().filter(t -> !t.isInternal()).count());
-        out.put("partitionCount", partitions);
+        out.put("partitionCount", partitions); // of those topics (health below counts internal ones too)
         ObjectNode health = out.putObject("health");
         List<String> notReady;
         try {
@@ -653,7 +653,15 @@ final class ConsoleApi implements AutoCloseable {
         } else {
             parts.forEach(p -> chosen.add(p.partition()));
         }
-        ConsumerGroupDescription d = describeGroup(id);
+        ConsumerGroupDescription d;
+        try {
+            d = describeGroup(id);
+        } catch (ApiException e) {
+            if (e.status != 404) {
+                throw e;
+            }
+            d = null; // no such group yet: the commit makes it, as kafka-consumer-groups.sh --reset-offsets does
+        }
         if (d != null && !d.members().isEmpty()) {
             throw new ApiException(409, "group " + id + " has " + d.members().size() + " active member(s): stop its consumers "
                     + "first (offsets of a group in use would be overwritten by its next commit)");

@@ -43,6 +43,11 @@ final class MessageBrowser {
     /** JSON only if the whole value is one JSON document ("12 monkeys" is text, not 12). */
     private static final com.fasterxml.jackson.databind.ObjectReader STRICT =
             JSON.reader().with(com.fasterxml.jackson.databind.DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+    /** Indented, {@code "name": value} as JavaScript's JSON.stringify(v, null, 2) writes it. */
+    private static final com.fasterxml.jackson.databind.ObjectWriter PRETTY = JSON.writer(
+            new com.fasterxml.jackson.core.util.DefaultPrettyPrinter().withSeparators(
+                    com.fasterxml.jackson.core.util.Separators.createDefaultInstance()
+                            .withObjectFieldValueSpacing(com.fasterxml.jackson.core.util.Separators.Spacing.AFTER)));
 
     private final String bootstrap;
 
@@ -193,7 +198,7 @@ final class MessageBrowser {
                     try {
                         JsonNode tree = STRICT.readTree(shown);
                         if (tree != null && !tree.isMissingNode()) {
-                            return new Decoded(JSON.writerWithDefaultPrettyPrinter().writeValueAsString(tree), "json", false);
+                            return new Decoded(PRETTY.writeValueAsString(tree), "json", false);
                         }
                     } catch (java.io.IOException e) {
                         // not JSON: shown as text
