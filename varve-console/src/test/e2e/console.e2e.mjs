@@ -179,11 +179,17 @@ try {
   if (await page.locator('tr[data-topic="e2e-scratch"]').count()) throw new Error('e2e-scratch still listed after its deletion');
   log('topic deleted through the confirmation dialog');
 
-  // ---- overview with the charts drawn from the traffic
+  // ---- overview, its charts drawn from a steady trickle of records a Java producer sends now
+  await step('traffic ' + TOPIC);
   await page.click('header >> text=Overview');
   await page.waitForFunction(() => document.querySelectorAll('.uplot').length === 3);
-  await page.waitForTimeout(4500); // three samples, two rates: lines on the charts
+  await page.waitForFunction(() => {
+    const t = document.querySelector('.chart .u-legend');
+    return t !== null;
+  });
+  await page.waitForTimeout(6000); // three more samples of the traffic
   await page.screenshot({ path: join(shots, 'overview.png'), fullPage: true });
+  log('overview charts drawn');
 
   // ---- a broker goes away: shown offline (fenced) on the overview
   if (BROKERS > 1) {
