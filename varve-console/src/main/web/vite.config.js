@@ -5,6 +5,8 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   base: '/ui/',
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  // npm run dev: the page from Vite with hot reload, its API from a broker on the default admin listener
+  server: { proxy: { '/api': process.env.VARVE_ADMIN || 'http://127.0.0.1:9644' } },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -73,6 +73,11 @@ class ConsoleBrowserTest {
              Admin admin = cluster.admin();
              Actions actions = new Actions(cluster, admin)) {
             String url = adminUrl(cluster.node(1));
+            // the broker-only node's console sees the same cluster, and the controller it follows
+            String other = java.net.http.HttpClient.newHttpClient().send(java.net.http.HttpRequest.newBuilder(
+                    java.net.URI.create(adminUrl(cluster.node(2)) + "/api/overview")).timeout(Duration.ofSeconds(20)).build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(other).contains("\"controllerId\":1,\"nodeId\":2,").containsPattern("(\"status\":\"online\".*){2}");
             ProcessBuilder pb = new ProcessBuilder("/usr/bin/node", SCRIPT.toString(), url, shots.toString(), "2", "2")
                     .redirectErrorStream(true);
             pb.environment().put("NODE_PATH", WEB.resolve("node_modules").toAbsolutePath().normalize().toString());

@@ -85,6 +85,7 @@ final class MessageBrowser {
         cfg.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, ConsoleApi.TIMEOUT_MS);
         cfg.put(ConsumerConfig.DEFAULT_API_TIMEOUT_MS_CONFIG, ConsoleApi.TIMEOUT_MS);
         cfg.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "none");
+        cfg.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 100);
         Duration timeout = Duration.ofMillis(ConsoleApi.TIMEOUT_MS);
         try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(cfg, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
             consumer.assign(List.of(tp));

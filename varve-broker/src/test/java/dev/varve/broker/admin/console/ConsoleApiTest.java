@@ -55,6 +55,7 @@ class ConsoleApiTest {
         broker = Broker.start(BrokerConfig.from(Map.of(
                 "listeners", "PLAINTEXT://127.0.0.1:0",
                 "log.dirs", dir.getAbsolutePath(),
+                "group.initial.rebalance.delay.ms", "0",
                 BrokerConfig.ADMIN_LISTENER, "127.0.0.1:0")));
         admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers()));
     }
