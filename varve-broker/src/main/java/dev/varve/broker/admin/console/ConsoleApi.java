@@ -49,7 +49,6 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -397,8 +396,7 @@ final class ConsoleApi implements AutoCloseable {
             if (!c.isObject() || c.size() > MAX_CONFIG_CHANGES) {
                 throw ApiException.badRequest("configs must be an object of at most " + MAX_CONFIG_CHANGES + " settings");
             }
-            for (Iterator<Map.Entry<String, JsonNode>> it = c.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
+            for (Map.Entry<String, JsonNode> e : c.properties()) {
                 if (!e.getValue().isValueNode() || e.getValue().isNull()) {
                     throw ApiException.badRequest("config " + e.getKey() + " needs a value");
                 }
@@ -434,8 +432,7 @@ final class ConsoleApi implements AutoCloseable {
                     + MAX_CONFIG_CHANGES + " settings");
         }
         List<AlterConfigOp> ops = new ArrayList<>();
-        for (Iterator<Map.Entry<String, JsonNode>> it = c.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
+        for (Map.Entry<String, JsonNode> e : c.properties()) {
             String key = configName(e.getKey());
             JsonNode v = e.getValue();
             if (v.isNull()) {
