@@ -639,7 +639,42 @@ public final class Broker implements AutoCloseable {
         registry.register(new dev.varve.broker.metrics.KafkaPrometheusCollector(metrics.registry(), logMetrics::sync));
         registry.register(new dev.varve.broker.metrics.ConsumerLagCollector(groupOffsets, logManager::getLog));
         io.prometheus.metrics.instrumentation.jvm.JvmMetrics.builder().register(registry);
-        admin = new dev.varve.broker.admin.AdminServer(new java.net.InetSocketAddress(host, port), registry, this::notReadyBecause);
+        admin = new dev.varve.broker.admin.AdminServer(new java.net.InetSocketAddress(host, port), registry, this::notReadyBecause,
+                new ConsoleHostImpl());
+    }
+
+    /** What the web console at /ui asks of this broker (the rest it asks through Kafka's own clients). */
+    private final class ConsoleHostImpl implements dev.varve.broker.admin.console.ConsoleHost {
+        @Override
+        public int nodeId() {
+            return config.nodeId();
+        }
+
+        @Override
+        public String plaintextBootstrap() {
+            List<BrokerConfig.Endpoint> listeners = config.clientListeners();
+            List<InetSocketAddress> bound = server.boundAddresses();
+            for (int i = 0; i < listeners.size() && i < bound.size(); i++) {
+                if (security.listener(listeners.get(i).listenerName()).protocol()
+                        == org.apache.kafka.common.security.auth.SecurityProtocol.PLAINTEXT) {
+                    InetSocketAddress a = bound.get(i);
+                    String h = a.getAddress() != null && a.getAddress().isAnyLocalAddress() ? "127.0.0.1" : a.getHostString();
+                    return (h.contains(":") ? "[" + h + "]" : h) + ":" + a.getPort();
+                }
+            }
+            throw new IllegalStateException("the console's Kafka clients need a PLAINTEXT listener on this broker, and none of "
+                    + listeners.stream().map(BrokerConfig.Endpoint::listenerName).toList() + " is one");
+        }
+
+        @Override
+        public List<String> notReadyBecause() {
+            return Broker.this.notReadyBecause();
+        }
+
+        @Override
+        public java.util.OptionalInt activeControllerId() {
+            return cluster == null ? java.util.OptionalInt.of(config.nodeId()) : cluster.loader().leaderId();
+        }
     }
 
     /** Why this broker is not ready to serve (empty: it is): caught up with the metadata, listeners bound, no log directory offline. */

@@ -20,8 +20,10 @@ import java.util.function.Supplier;
  * The broker's HTTP admin listener ({@code varve.admin.listener}): {@code /metrics} in the Prometheus text
  * format (OpenMetrics when the scraper asks for it), {@code /health/live} (the process answers) and
  * {@code /health/ready} (200 once the broker serves: caught up with the metadata, listeners bound, no
- * log directory offline; 503 with the reasons otherwise). The JDK's own HTTP server, two threads: a
- * scrape never takes a request thread of the Kafka listeners.
+ * log directory offline; 503 with the reasons otherwise), and the web console: its page at {@code /ui}
+ * and its JSON API at {@code /api} ({@link dev.varve.broker.admin.console.Console}). The JDK's own HTTP
+ * server, two threads: a scrape never takes a request thread of the Kafka listeners, and the console's
+ * API calls run on the console's own threads, so a slow one never holds up a scrape.
  */
 public final class AdminServer implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(AdminServer.class);
@@ -32,8 +34,16 @@ public final class AdminServer implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService threads;
+    private final dev.varve.broker.admin.console.Console console;
 
+    /** Without the web console. */
     public AdminServer(InetSocketAddress address, PrometheusRegistry registry, Readiness readiness) throws IOException {
+        this(address, registry, readiness, null);
+    }
+
+    /** With the web console at /ui and its API at /api when {@code consoleHost} is not null. */
+    public AdminServer(InetSocketAddress address, PrometheusRegistry registry, Readiness readiness,
+                       dev.varve.broker.admin.console.ConsoleHost consoleHost) throws IOException {
         server = HttpServer.create(address, 16);
         threads = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "varve-admin-http");
@@ -52,10 +62,23 @@ public final class AdminServer implements AutoCloseable {
             }
             respond(exchange, why.isEmpty() ? 200 : 503, why.isEmpty() ? "ready\n" : String.join("\n", why) + "\n");
         });
-        server.createContext("/", exchange -> respond(exchange, 404, "not found: try /metrics, /health/live or /health/ready\n"));
+        console = consoleHost == null ? null : new dev.varve.broker.admin.console.Console(consoleHost, registry);
+        if (console != null) {
+            console.register(server);
+        }
+        server.createContext("/", exchange -> {
+            if (console != null && "/".equals(exchange.getRequestURI().getPath())) {
+                try (exchange) {
+                    exchange.getResponseHeaders().set("Location", "/ui/");
+                    exchange.sendResponseHeaders(302, -1);
+                }
+                return;
+            }
+            respond(exchange, 404, "not found: try " + (console != null ? "/ui, " : "") + "/metrics, /health/live or /health/ready\n");
+        });
         server.start();
-        LOG.info("admin listener on http://{}:{} (/metrics, /health/live, /health/ready)",
-                address.getHostString(), server.getAddress().getPort());
+        LOG.info("admin listener on http://{}:{} ({}/metrics, /health/live, /health/ready)",
+                address.getHostString(), server.getAddress().getPort(), console != null ? "/ui, " : "");
     }
 
     /** The bound address (its port when 0 was asked for). */
@@ -82,5 +105,8 @@ public final class AdminServer implements AutoCloseable {
     public void close() {
         server.stop(0);
         threads.shutdownNow();
+        if (console != null) {
+            console.close();
+        }
     }
 }
