@@ -640,7 +640,7 @@ public final class Broker implements AutoCloseable {
         registry.register(new dev.varve.broker.metrics.ConsumerLagCollector(groupOffsets, logManager::getLog));
         io.prometheus.metrics.instrumentation.jvm.JvmMetrics.builder().register(registry);
         admin = new dev.varve.broker.admin.AdminServer(new java.net.InetSocketAddress(host, port), registry, this::notReadyBecause,
-                new ConsoleHostImpl());
+                new ConsoleHostImpl(), config.adminConsoleWrites());
     }
 
     /** What the web console at /ui asks of this broker (the rest it asks through Kafka's own clients). */
@@ -673,7 +673,7 @@ public final class Broker implements AutoCloseable {
 
         @Override
         public java.util.OptionalInt activeControllerId() {
-            return cluster == null ? java.util.OptionalInt.of(config.nodeId()) : cluster.loader().leaderId();
+            return cluster == null ? java.util.OptionalInt.of(config.nodeId()) : cluster.activeControllerId(5_000);
         }
     }
 

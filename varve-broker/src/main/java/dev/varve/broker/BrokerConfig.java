@@ -54,6 +54,7 @@ public final class BrokerConfig {
     public static final String QUOTA_WINDOW_NUM = "quota.window.num";
     public static final String MAX_REQUEST_PARTITION_SIZE_LIMIT = "max.request.partition.size.limit";
     public static final String ADMIN_LISTENER = "varve.admin.listener";
+    public static final String ADMIN_CONSOLE_WRITES = "varve.admin.console.writes";
     public static final String QUOTA_WINDOW_SIZE_SECONDS = "quota.window.size.seconds";
     public static final String MIN_INSYNC_REPLICAS = "min.insync.replicas";
     public static final String DELETE_TOPIC_ENABLE = "delete.topic.enable";
@@ -160,6 +161,10 @@ public final class BrokerConfig {
                     "New connections per second the client listeners accept (the inter-broker listener is exempt); past it accepting pauses.")
             .define(ADMIN_LISTENER, STRING, "", MEDIUM, "HOST:PORT of the HTTP admin listener (/metrics, /health/live, "
                     + "/health/ready); empty: none. `varve server` binds 127.0.0.1:9644 unless told otherwise.")
+            .define(ADMIN_CONSOLE_WRITES, STRING, "auto", org.apache.kafka.common.config.ConfigDef.ValidString.in("auto", "true", "false"),
+                    HIGH, "Whether the web console (/ui on the admin listener, no login) may change the cluster (create and delete "
+                    + "topics, change configs, reset offsets): auto (default) only when the admin listener is on a loopback "
+                    + "address, true always, false never (the console is read-only).")
             .define(MAX_REQUEST_PARTITION_SIZE_LIMIT, INT, 2000, atLeast(1), LOW,
                     "Most partitions one DescribeTopicPartitions answer holds (the client's own limit applies if lower); the client pages through the rest.")
             .define(QUOTA_WINDOW_NUM, INT, 11, atLeast(2), LOW, "Samples a client quota's rate is measured over.")
@@ -639,6 +644,11 @@ public final class BrokerConfig {
         org.apache.kafka.common.replica.ReplicaSelector selector = newReplicaSelector(name);
         selector.configure(values);
         return selector;
+    }
+
+    /** The {@code varve.admin.console.writes} setting: auto, true or false. */
+    public String adminConsoleWrites() {
+        return (String) values.get(ADMIN_CONSOLE_WRITES);
     }
 
     public String rack() {

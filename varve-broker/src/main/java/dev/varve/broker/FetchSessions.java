@@ -491,6 +491,9 @@ public final class FetchSessions {
         if (isDiverging(p)) {
             return true;
         }
+        if (p.preferredReadReplica() >= 0) {
+            return true; // KIP-392: the consumer must learn where to read from, as Kafka's session answers
+        }
         return p.highWatermark() != c.highWatermark || p.lastStableOffset() != c.lastStableOffset
                 || p.logStartOffset() != c.logStartOffset;
     }

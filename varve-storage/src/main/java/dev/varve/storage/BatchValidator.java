@@ -24,8 +24,10 @@ import java.util.List;
  *
  * <p>Errors are Kafka's exception types, so the broker maps them to wire error codes directly:
  * {@link CorruptRecordException} (CORRUPT_MESSAGE: bad CRC or framing), {@link RecordTooLargeException}
- * (MESSAGE_TOO_LARGE), {@link InvalidRecordException} (INVALID_RECORD) and
- * {@link InvalidTimestampException} (INVALID_TIMESTAMP).
+ * (MESSAGE_TOO_LARGE) and {@link InvalidRecordException} (INVALID_RECORD) for a malformed batch; records a
+ * well-formed batch holds but the topic refuses (no key on a compacted topic, a timestamp out of bounds)
+ * are named together in a {@link RecordsRejectedException} (KIP-467), whose {@code error()} is
+ * INVALID_RECORD or INVALID_TIMESTAMP.
  */
 public final class BatchValidator {
     private BatchValidator() {
@@ -258,7 +260,7 @@ public final class BatchValidator {
         // KIP-467: records a valid batch may hold but this topic refuses (no key on a compacted topic, a
         // timestamp out of bounds) are collected, each with its index, and refused together at the end
         java.util.List<RecordsRejectedException.RecordError> rejected = null;
-        boolean onlyTimestamps = true;
+        boolean anyTimestamp = false;
         try (CloseableIterator<Record> records = recordsOf(batch)) {
             while (records.hasNext()) {
                 Record record = records.next();
@@ -266,19 +268,20 @@ public final class BatchValidator {
                     throw new InvalidRecordException("record " + seen + " of a batch has offset delta "
                             + (record.offset() - batch.baseOffset()));
                 }
-                if (requireKeys && !record.hasKey()) {
+                boolean keyless = requireKeys && !record.hasKey();
+                if (keyless) {
                     // Kafka's LogValidator refuses these too: the cleaner could never keep them.
                     rejected = rejected != null ? rejected : new java.util.ArrayList<>();
                     rejected.add(new RecordsRejectedException.RecordError(seen, "Compacted topic cannot accept message without key"));
-                    onlyTimestamps = false;
                 }
                 long ts = record.timestamp();
-                if (checkTimestamps) {
+                if (checkTimestamps && !keyless) { // one error per record, the key's first, as Kafka reports them
                     try {
                         checkTimestamp(ts, config, nowMs);
                     } catch (InvalidTimestampException e) {
                         rejected = rejected != null ? rejected : new java.util.ArrayList<>();
                         rejected.add(new RecordsRejectedException.RecordError(seen, e.getMessage()));
+                        anyTimestamp = true;
                     }
                 }
                 maxTimestamp = Math.max(maxTimestamp, ts);
@@ -296,7 +299,7 @@ public final class BatchValidator {
             throw new InvalidRecordException("record batch declares " + expected + " records but holds " + (seen > expected ? "more" : seen));
         }
         if (rejected != null) {
-            throw new RecordsRejectedException(rejected, onlyTimestamps);
+            throw new RecordsRejectedException(rejected, anyTimestamp);
         }
         return maxTimestamp;
     }

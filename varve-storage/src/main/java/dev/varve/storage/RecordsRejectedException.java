@@ -1,8 +1,6 @@
 package dev.varve.storage;
 
 import org.apache.kafka.common.InvalidRecordException;
-import org.apache.kafka.common.errors.ApiException;
-import org.apache.kafka.common.errors.InvalidTimestampException;
 import org.apache.kafka.common.protocol.Errors;
 
 import java.util.List;
@@ -10,21 +8,27 @@ import java.util.List;
 /**
  * A produced batch refused because of some of its records (KIP-467): which ones, by their index in the
  * batch, and why, so the Produce answer can name them ({@code record_errors}) and a client fail only
- * those records with the error and the others as collateral, as Kafka's LogValidator reports them. The
- * error is INVALID_TIMESTAMP when every bad record has a bad timestamp, INVALID_RECORD otherwise.
+ * those records with the error and the others as collateral, as Kafka's LogValidator reports them: one
+ * error per record (a missing key before its timestamp), and INVALID_TIMESTAMP when any record's
+ * timestamp is at fault, INVALID_RECORD otherwise. It is an {@link InvalidRecordException}, so code
+ * that maps exceptions by class sees INVALID_RECORD: use {@link #error()} for the code.
  */
 public final class RecordsRejectedException extends InvalidRecordException {
     /** One rejected record: its index in the batch and why. */
     public record RecordError(int batchIndex, String message) {
+        @Override
+        public String toString() {
+            return "RecordError(batchIndex=" + batchIndex + ", message='" + message + "')";
+        }
     }
 
     private final transient List<RecordError> recordErrors;
     private final Errors error;
 
-    RecordsRejectedException(List<RecordError> recordErrors, boolean onlyTimestamps) {
-        super(summary(recordErrors));
+    RecordsRejectedException(List<RecordError> recordErrors, boolean anyTimestamp) {
+        super(anyTimestamp ? "One or more records have been rejected due to invalid timestamp" : summary(recordErrors));
         this.recordErrors = List.copyOf(recordErrors);
-        this.error = onlyTimestamps ? Errors.INVALID_TIMESTAMP : Errors.INVALID_RECORD;
+        this.error = anyTimestamp ? Errors.INVALID_TIMESTAMP : Errors.INVALID_RECORD;
     }
 
     private static String summary(List<RecordError> errors) {
@@ -41,8 +45,4 @@ public final class RecordsRejectedException extends InvalidRecordException {
         return error;
     }
 
-    /** The exception of {@link #error()} with this message, for callers that map exceptions to codes. */
-    public ApiException asKafkaException() {
-        return error == Errors.INVALID_TIMESTAMP ? new InvalidTimestampException(getMessage()) : new InvalidRecordException(getMessage());
-    }
 }

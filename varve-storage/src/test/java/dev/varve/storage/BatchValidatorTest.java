@@ -129,7 +129,8 @@ class BatchValidatorTest {
                 });
         assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(
                 TestRecords.batch(NOW + 2 * 3_600_000L, "future"), 0, 0, config, NOW))
-                .isInstanceOf(RecordsRejectedException.class).hasMessageContaining("after.max.ms");
+                .isInstanceOfSatisfying(RecordsRejectedException.class,
+                        e -> assertThat(e.recordErrors().get(0).message()).contains("after.max.ms"));
     }
 
     @Test
@@ -143,12 +144,21 @@ class BatchValidatorTest {
         LogConfig strict = compacted.with(TopicConfig.MESSAGE_TIMESTAMP_BEFORE_MAX_MS_CONFIG, 1000L);
         assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(records, 0, 0, strict, NOW))
                 .isInstanceOfSatisfying(RecordsRejectedException.class, e -> {
-                    // a key missing is not only a timestamp: INVALID_RECORD, both faults of record 3 listed
+                    // one error per record, the missing key first (record 3 also has a bad timestamp)
                     assertThat(e.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_RECORD);
-                    assertThat(e.recordErrors()).extracting(RecordsRejectedException.RecordError::batchIndex).containsExactly(1, 3, 3);
-                    assertThat(e.recordErrors().get(0).message()).contains("without key");
+                    assertThat(e.recordErrors()).extracting(RecordsRejectedException.RecordError::batchIndex).containsExactly(1, 3);
+                    assertThat(e.recordErrors()).allSatisfy(r -> assertThat(r.message()).contains("without key"));
                 })
                 .isInstanceOf(InvalidRecordException.class);
+        // any bad timestamp makes it INVALID_TIMESTAMP, as Kafka's LogValidator reports it
+        MemoryRecords mixed = MemoryRecords.withRecords(org.apache.kafka.common.compress.Compression.NONE,
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW, null, "v".getBytes()),
+                new org.apache.kafka.common.record.internal.SimpleRecord(NOW - 10L * 365 * 24 * 3_600_000L, "k".getBytes(), "v".getBytes()));
+        assertThatThrownBy(() -> BatchValidator.validateAndAssignOffsets(mixed, 0, 0, strict, NOW))
+                .isInstanceOfSatisfying(RecordsRejectedException.class, e -> {
+                    assertThat(e.error()).isEqualTo(org.apache.kafka.common.protocol.Errors.INVALID_TIMESTAMP);
+                    assertThat(e.recordErrors()).extracting(RecordsRejectedException.RecordError::batchIndex).containsExactly(0, 1);
+                });
     }
 
     @Test

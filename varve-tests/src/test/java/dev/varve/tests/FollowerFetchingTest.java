@@ -58,7 +58,7 @@ class FollowerFetchingTest {
             int leader = info.leader().id();
             int follower = info.replicas().stream().map(n -> n.id()).filter(id -> id != leader).findFirst().orElseThrow();
 
-            assertThat(consumeAll(cluster, "rack-" + follower)).as("bytes read in the follower's rack").containsExactlyElementsOf(sent);
+            assertThat(consumeAll(cluster, "rack-" + follower, sent.size())).as("bytes read in the follower's rack").containsExactlyElementsOf(sent);
             double fromFollower = ClusterMetricsTest.sum(List.of(cluster.node(follower)), "kafka_server_brokertopicmetrics_bytesout_total",
                     "topic", "nearby");
             long valueBytes = sent.stream().mapToLong(b -> b.length).sum();
@@ -66,15 +66,45 @@ class FollowerFetchingTest {
             assertThat(ClusterMetricsTest.sum(List.of(cluster.node(leader)), "kafka_server_brokertopicmetrics_bytesout_total",
                     "topic", "nearby")).as("the leader served none").isZero();
 
+            // a consumer waiting on the follower is woken when the follower's high watermark moves, not
+            // after its fetch.max.wait.ms (20 s here), as Kafka's follower completes its delayed fetches
+            Map<String, Object> waiting = new HashMap<>(cluster.clientSecurity());
+            waiting.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
+            waiting.put(ConsumerConfig.CLIENT_RACK_CONFIG, "rack-" + follower);
+            waiting.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 20_000);
+            waiting.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 40_000);
+            KafkaConsumer<byte[], byte[]> c = new KafkaConsumer<>(waiting, new ByteArrayDeserializer(), new ByteArrayDeserializer());
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
+                TopicPartition tp = new TopicPartition("nearby", 0);
+                c.assign(List.of(tp));
+                c.seekToEnd(List.of(tp));
+                assertThat(c.poll(Duration.ofSeconds(3)).count()).isZero(); // caught up: its next fetch waits on the follower
+                long sentAt = System.nanoTime();
+                p.send(new ProducerRecord<>("nearby", 0, null, "late")).get(30, TimeUnit.SECONDS);
+                sent.add("late".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                int got = 0;
+                while (got == 0 && System.nanoTime() - sentAt < TimeUnit.SECONDS.toNanos(30)) {
+                    got = c.poll(Duration.ofMillis(200)).count();
+                }
+                long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sentAt);
+                System.out.println("FollowerFetchingTest: the record reached the consumer waiting on the follower in " + waitedMs + " ms");
+                assertThat(got).isEqualTo(1);
+                assertThat(waitedMs).as("woken by the follower's high watermark, not its 20 s fetch wait").isLessThan(10_000);
+            } finally {
+                c.close(Duration.ofMillis(500)); // not waiting for its next 20 s fetch to end
+            }
+            assertThat(ClusterMetricsTest.sum(List.of(cluster.node(leader)), "kafka_server_brokertopicmetrics_bytesout_total",
+                    "topic", "nearby")).as("still only the follower serves this rack").isZero();
+
             // no rack: the leader serves
-            assertThat(consumeAll(cluster, null)).containsExactlyElementsOf(sent);
+            assertThat(consumeAll(cluster, null, sent.size())).containsExactlyElementsOf(sent);
             assertThat(ClusterMetricsTest.sum(List.of(cluster.node(leader)), "kafka_server_brokertopicmetrics_bytesout_total",
                     "topic", "nearby")).isGreaterThanOrEqualTo(valueBytes);
         }
     }
 
     /** Every record's value, read from the start by a consumer in {@code rack} (none: null). */
-    private static List<byte[]> consumeAll(TestCluster cluster, String rack) {
+    private static List<byte[]> consumeAll(TestCluster cluster, String rack, int count) {
         Map<String, Object> config = new HashMap<>(cluster.clientSecurity());
         config.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.bootstrap());
         config.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -86,7 +116,7 @@ class FollowerFetchingTest {
             c.assign(List.of(new TopicPartition("nearby", 0)));
             c.seekToBeginning(List.of(new TopicPartition("nearby", 0)));
             long deadline = System.currentTimeMillis() + 60_000;
-            while (values.size() < RECORDS && System.currentTimeMillis() < deadline) {
+            while (values.size() < count && System.currentTimeMillis() < deadline) {
                 for (ConsumerRecord<byte[], byte[]> r : c.poll(Duration.ofMillis(200))) {
                     values.add(r.value());
                 }

@@ -44,6 +44,15 @@ public final class AdminServer implements AutoCloseable {
     /** With the web console at /ui and its API at /api when {@code consoleHost} is not null. */
     public AdminServer(InetSocketAddress address, PrometheusRegistry registry, Readiness readiness,
                        dev.varve.broker.admin.console.ConsoleHost consoleHost) throws IOException {
+        this(address, registry, readiness, consoleHost, "auto");
+    }
+
+    /**
+     * @param consoleWrites {@code varve.admin.console.writes}: auto (the console may change the cluster only
+     *                      when this listener is on a loopback address), true or false
+     */
+    public AdminServer(InetSocketAddress address, PrometheusRegistry registry, Readiness readiness,
+                       dev.varve.broker.admin.console.ConsoleHost consoleHost, String consoleWrites) throws IOException {
         server = HttpServer.create(address, 16);
         threads = Executors.newFixedThreadPool(2, r -> {
             Thread t = new Thread(r, "varve-admin-http");
@@ -62,7 +71,9 @@ public final class AdminServer implements AutoCloseable {
             }
             respond(exchange, why.isEmpty() ? 200 : 503, why.isEmpty() ? "ready\n" : String.join("\n", why) + "\n");
         });
-        console = consoleHost == null ? null : new dev.varve.broker.admin.console.Console(consoleHost, registry);
+        boolean loopback = server.getAddress().getAddress() != null && server.getAddress().getAddress().isLoopbackAddress();
+        boolean writes = "true".equals(consoleWrites) || ("auto".equals(consoleWrites) && loopback);
+        console = consoleHost == null ? null : new dev.varve.broker.admin.console.Console(consoleHost, registry, writes, loopback);
         if (console != null) {
             console.register(server);
         }

@@ -87,7 +87,10 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
                             .setMinVersionLevel(f.finalizedLevel()).setMaxVersionLevel(f.finalizedLevel()));
                 }
             }
-            data.setSupportedFeatures(supported).setFinalizedFeatures(finalized).setFinalizedFeaturesEpoch(1);
+            // Kafka clients take a broker's finalized features only when their epoch is above the one they
+            // hold: the epoch grows with transaction.version, the one level here that can change (a rolling
+            // restart from 0 to 2 then reaches running producers; a downgrade does not, as in Kafka)
+            data.setSupportedFeatures(supported).setFinalizedFeatures(finalized).setFinalizedFeaturesEpoch(1L + transactionVersion);
         }
         if (req.hasUnsupportedRequestVersion()) {
             data.setErrorCode(Errors.UNSUPPORTED_VERSION.code());

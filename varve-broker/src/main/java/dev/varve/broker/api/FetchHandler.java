@@ -199,11 +199,11 @@ public final class FetchHandler extends AllVersionsHandler {
         boolean follower = isFollower(data);
         int replicaId = replicaId(data);
         long replicaEpoch = replicaEpoch(data);
-        // a consumer that named its rack (client.rack) may be sent to a replica in it (KIP-392)
+        // a v11+ consumer may be sent to another replica (KIP-392): the selector gets its rack (client.rack,
+        // possibly empty), id and address, as Kafka's does
         String listener = context.listenerName == null ? null : context.listenerName.value();
-        org.apache.kafka.common.replica.ClientMetadata clientMetadata = follower || version < 11 || data.rackId() == null
-                || data.rackId().isEmpty() || listener == null ? null
-                : new org.apache.kafka.common.replica.ClientMetadata.DefaultClientMetadata(data.rackId(),
+        org.apache.kafka.common.replica.ClientMetadata clientMetadata = follower || version < 11 || listener == null ? null
+                : new org.apache.kafka.common.replica.ClientMetadata.DefaultClientMetadata(data.rackId() == null ? "" : data.rackId(),
                 context.clientId() == null ? "" : context.clientId(), from, context.principal, listener);
         // a fetch posing as a follower's is refused whole, as Kafka refuses one without ClusterAction
         Errors refused = follower && broker.replicaManager().cluster() != null

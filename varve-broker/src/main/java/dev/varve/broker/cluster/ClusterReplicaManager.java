@@ -739,7 +739,11 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
                 }
                 java.util.Optional<dev.varve.broker.replication.ReplicaView> v = leader.replicaView(id);
                 org.apache.kafka.common.Node n = node(img, id, listener);
-                if (v.isEmpty() || n == null || v.get().logEndOffset() < fetchOffset) {
+                long logStart = leader.followerLogStartOffset(id);
+                // as Kafka: only an in-sync follower holding the fetch offset (a lagging one would keep the
+                // consumer behind; one whose retention ran ahead would answer OFFSET_OUT_OF_RANGE)
+                if (v.isEmpty() || n == null || !leader.isr().contains(id) || v.get().logEndOffset() < fetchOffset
+                        || logStart < 0 || logStart > fetchOffset) {
                     continue;
                 }
                 long caughtUp = v.get().lastCaughtUpTimeMs();

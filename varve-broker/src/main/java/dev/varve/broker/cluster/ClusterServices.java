@@ -120,6 +120,7 @@ public final class ClusterServices implements AutoCloseable {
         fetchers.setAfterTruncation(logManager::checkpointLoweredRecoveryPoints);
         fetchers.setReplicatedBytes(bytes -> context.metrics().topics().replicated(bytes));
         this.replicationMaxLag = fetchers::maxLag;
+        fetchers.setHighWatermarksMoved(context.replicaManager().purgatory()::wakeAll);
         fetchers.setTransport(security::interBrokerChannelBuilder);
         String interBroker = security.interBrokerListener();
         this.replicas = new ClusterReplicaManager(config.nodeId(), lifecycle::brokerEpoch, logManager,
@@ -299,6 +300,32 @@ public final class ClusterServices implements AutoCloseable {
 
     public ClusterReplicaManager replicas() {
         return replicas;
+    }
+
+    /**
+     * The active controller's node id: as this node's Raft member knows it on a voter; asked of the
+     * active controller itself (DescribeQuorum, within {@code timeoutMs}) on a broker-only node, which follows
+     * the metadata without taking part in Raft. Empty when no controller answers.
+     */
+    public java.util.OptionalInt activeControllerId(long timeoutMs) {
+        if (quorum != null) {
+            return loader.leaderId();
+        }
+        try {
+            org.apache.kafka.common.message.DescribeQuorumRequestData request = org.apache.kafka.common.requests.DescribeQuorumRequest
+                    .singletonRequest(new org.apache.kafka.common.TopicPartition("__cluster_metadata", 0));
+            ControllerChannel.Reply reply = channel.send(org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM, request)
+                    .get(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS);
+            org.apache.kafka.common.message.DescribeQuorumResponseData data =
+                    (org.apache.kafka.common.message.DescribeQuorumResponseData) reply.response();
+            org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData p = data.topics().get(0).partitions().get(0);
+            return p.errorCode() == 0 && p.leaderId() >= 0 ? java.util.OptionalInt.of(p.leaderId()) : java.util.OptionalInt.empty();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return java.util.OptionalInt.empty();
+        } catch (Exception e) {
+            return java.util.OptionalInt.empty();
+        }
     }
 
     /** How many messages this broker's most lagging followed partition is behind its leader's high watermark. */

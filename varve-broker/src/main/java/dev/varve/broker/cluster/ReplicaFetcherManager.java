@@ -89,6 +89,17 @@ public final class ReplicaFetcherManager implements AutoCloseable {
         this.replicatedBytes = replicatedBytes;
     }
 
+    private volatile java.util.function.Consumer<java.util.Collection<TopicPartition>> highWatermarksMoved = tps -> { };
+
+    /**
+     * Told, once per answer, the followed partitions whose high watermark the answer moved: consumer
+     * fetches waiting on this follower (KIP-392) must be woken, as Kafka's follower completes its
+     * delayed fetches when its high watermark moves.
+     */
+    public void setHighWatermarksMoved(java.util.function.Consumer<java.util.Collection<TopicPartition>> moved) {
+        this.highWatermarksMoved = moved;
+    }
+
     private volatile InterBrokerTransport transport = InterBrokerTransport.PLAINTEXT;
 
     /** How fetchers connect to leaders (the inter-broker listener's protocol); plaintext until set. */
@@ -154,6 +165,7 @@ public final class ReplicaFetcherManager implements AutoCloseable {
                 thread = new ReplicaFetcherThread(leader, e.getKey().fetcherId(), localBrokerId, brokerEpoch, config, time,
                         this::quotas, this::afterTruncation, transport);
                 thread.setReplicatedBytes(bytes -> replicatedBytes.accept(bytes));
+                thread.setHighWatermarksMoved(tps -> highWatermarksMoved.accept(tps));
                 fetchers.put(e.getKey(), thread);
                 thread.start();
             }

@@ -459,6 +459,16 @@ final class ReplicaFetcherThread extends Thread {
                 lock.unlock();
             }
         }
+        if (!movedHighWatermarks.isEmpty()) {
+            // consumers reading from this follower wait for its high watermark: wake them once per answer
+            List<TopicPartition> moved = List.copyOf(movedHighWatermarks);
+            movedHighWatermarks.clear();
+            try {
+                highWatermarksMoved.accept(moved);
+            } catch (RuntimeException e) {
+                LOG.warn("{}waking the fetches waiting on {} partition(s) failed", prefix, moved.size(), e);
+            }
+        }
         afterTruncation();
         if (!notLeaderYet.isEmpty()) {
             // one line per answer, not per partition: a leader taking on thousands of partitions answers
@@ -509,6 +519,14 @@ final class ReplicaFetcherThread extends Thread {
         this.replicatedBytes = replicatedBytes;
     }
 
+    private volatile java.util.function.Consumer<java.util.Collection<TopicPartition>> highWatermarksMoved = tps -> { };
+    /** The partitions whose high watermark the answer being handled moved (fetcher thread only). */
+    private final List<TopicPartition> movedHighWatermarks = new ArrayList<>();
+
+    void setHighWatermarksMoved(java.util.function.Consumer<java.util.Collection<TopicPartition>> moved) {
+        this.highWatermarksMoved = moved;
+    }
+
     private void append(PartitionState s, FetchResponseData.PartitionData pd) {
         PartitionLog log = s.log();
         MemoryRecords records = wholeBatches(FetchResponse.recordsOrFail(pd));
@@ -540,7 +558,11 @@ final class ReplicaFetcherThread extends Thread {
                 q.follower().record(records.sizeInBytes());
             }
         }
+        long hwBefore = log.highWatermark();
         FollowerReplica.afterRecords(s.replicaLog, pd.highWatermark(), pd.logStartOffset());
+        if (log.highWatermark() != hwBefore) {
+            movedHighWatermarks.add(s.tp());
+        }
         s.lag = Math.max(0, pd.highWatermark() - log.logEndOffset());
     }
 

@@ -30,10 +30,11 @@ public final class ThreadsIdle {
         this.prefix = prefix;
     }
 
-    /** A thread factory whose threads (daemons, named {@code prefix-N}) are measured. */
+    /** A thread factory whose threads (Netty's, daemons, named {@code prefix-N}) are measured. */
     public ThreadFactory factory() {
         return r -> {
-            Thread t = new Thread(r, prefix + "-" + next.incrementAndGet());
+            // Netty's own thread class, so its FastThreadLocals (buffer caches) keep their fast path
+            Thread t = new io.netty.util.concurrent.FastThreadLocalThread(r, prefix + "-" + next.incrementAndGet());
             t.setDaemon(true);
             threads.add(t);
             return t;

@@ -498,6 +498,12 @@ public final class LeaderState {
         return low;
     }
 
+    /** Follower {@code replicaId}'s log start offset as its fetches reported it; UNKNOWN_OFFSET (-1) if not known. */
+    public long followerLogStartOffset(int replicaId) {
+        FollowerState f = followers.get(replicaId);
+        return f == null ? UNKNOWN_OFFSET : f.logStartOffset;
+    }
+
     /** What this leader knows about follower {@code replicaId}, if it is one. */
     public Optional<ReplicaView> replicaView(int replicaId) {
         FollowerState f = followers.get(replicaId);

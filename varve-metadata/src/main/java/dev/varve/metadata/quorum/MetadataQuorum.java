@@ -355,13 +355,35 @@ public final class MetadataQuorum implements AutoCloseable {
         if (!info.isLeader()) {
             throw notLeader("node " + config.nodeId() + " does not lead the metadata quorum", leaderId());
         }
-        org.apache.ratis.proto.RaftProtos.RoleInfoProto role = info.getRoleInfoProto();
-        long[] match = info.getFollowerMatchIndices();
-        java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> followers = role.getLeaderInfo().getFollowerInfoList();
+        // Ratis reports the followers (with their last contact) and their match indexes by two calls, in the
+        // same order (its list of log appenders); an appender restarted between the calls moves to the end,
+        // so the two are paired only when the order read before and after the indexes is the same
+        java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> followers = null;
+        long[] match = null;
+        for (int attempt = 0; attempt < 3 && followers == null; attempt++) {
+            java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> before = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+            long[] indexes = info.getFollowerMatchIndices();
+            java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> after = info.getRoleInfoProto().getLeaderInfo().getFollowerInfoList();
+            if (indexes == null || !info.isLeader()) {
+                throw notLeader("node " + config.nodeId() + " no longer leads the metadata quorum", leaderId());
+            }
+            if (indexes.length == before.size() && idsOf(before).equals(idsOf(after))) {
+                followers = before;
+                match = indexes;
+            }
+        }
+        if (followers == null) {
+            throw notLeader("the metadata quorum's followers changed while being described; ask again", leaderId());
+        }
+        long term = info.getCurrentTerm();
+        if (term != describedTerm) { // a new leadership: what an earlier term saw of the followers is not this one's
+            lastCaughtUp.clear();
+            describedTerm = term;
+        }
         long leaderEnd = lastLogIndex() + 1;
         java.util.List<ReplicaState> voters = new java.util.ArrayList<>();
         voters.add(new ReplicaState(config.nodeId(), leaderEnd, nowMs, nowMs));
-        for (int i = 0; i < followers.size() && i < match.length; i++) {
+        for (int i = 0; i < followers.size(); i++) {
             int id = nodeIdOf(RaftPeerId.valueOf(followers.get(i).getId().getId()));
             long end = match[i] + 1;
             long fetched = nowMs - followers.get(i).getLastRpcElapsedTimeMs();
@@ -371,7 +393,19 @@ public final class MetadataQuorum implements AutoCloseable {
             voters.add(new ReplicaState(id, end, fetched, lastCaughtUp.getOrDefault(id, -1L)));
         }
         voters.sort(java.util.Comparator.comparingInt(ReplicaState::nodeId));
-        return new QuorumState(config.nodeId(), info.getCurrentTerm(), division.getRaftLog().getLastCommittedIndex() + 1, voters);
+        return new QuorumState(config.nodeId(), term, division.getRaftLog().getLastCommittedIndex() + 1, voters);
+    }
+
+    /** The term {@link #lastCaughtUp} was gathered in. */
+    private volatile long describedTerm = -1;
+
+    private static java.util.List<org.apache.ratis.thirdparty.com.google.protobuf.ByteString> idsOf(
+            java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> followers) {
+        java.util.List<org.apache.ratis.thirdparty.com.google.protobuf.ByteString> ids = new java.util.ArrayList<>();
+        for (org.apache.ratis.proto.RaftProtos.ServerRpcProto f : followers) {
+            ids.add(f.getId().getId());
+        }
+        return ids;
     }
 
     /** The index of the last entry in this member's Raft log (committed or not); -1 if empty. */

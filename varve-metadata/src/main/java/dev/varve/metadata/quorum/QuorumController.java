@@ -327,9 +327,14 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
         }
         if (request.key() == org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM) {
             // a read of the quorum's state, not a decision: answered at once, never queued behind commits
-            byte[] response = ControllerEnvelope.encodeResponse(request.key(), request.version(),
-                    describeQuorum((org.apache.kafka.common.message.DescribeQuorumRequestData) request.data()));
-            result.complete(ControllerReply.ok(loader.image().offset(), response).encode());
+            try {
+                byte[] response = ControllerEnvelope.encodeResponse(request.key(), request.version(),
+                        describeQuorum((org.apache.kafka.common.message.DescribeQuorumRequestData) request.data()));
+                result.complete(ControllerReply.ok(loader.image().offset(), response).encode());
+            } catch (RuntimeException e) {
+                LOG.warn("describing the metadata quorum failed", e);
+                result.complete(ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
+            }
             return;
         }
         if (request.hasRequestId()) {

@@ -42,7 +42,18 @@ public final class Console implements AutoCloseable {
     private final ConsoleApi api;
     private final ConsoleAssets assets = new ConsoleAssets();
 
+    /** Whether the console may change the cluster ({@code varve.admin.console.writes}). */
+    private final boolean writes;
+    /** The admin listener is on a loopback address: API requests must name a loopback host (no DNS rebinding). */
+    private final boolean loopbackOnly;
+
     public Console(ConsoleHost host, PrometheusRegistry registry) {
+        this(host, registry, true, false);
+    }
+
+    public Console(ConsoleHost host, PrometheusRegistry registry, boolean writes, boolean loopbackOnly) {
+        this.writes = writes;
+        this.loopbackOnly = loopbackOnly;
         AtomicInteger n = new AtomicInteger();
         threads = new ThreadPoolExecutor(4, 4, 30, TimeUnit.SECONDS, new ArrayBlockingQueue<>(32), r -> {
             Thread t = new Thread(r, "varve-console-" + n.incrementAndGet());
@@ -69,7 +80,12 @@ public final class Console implements AutoCloseable {
         int status;
         JsonNode body;
         try {
+            checkHost(exchange);
             Request request = Request.of(exchange);
+            if (!writes && request.body != null) {
+                throw new ApiException(403, "this console is read-only: its admin listener is not on a loopback address;"
+                        + " set varve.admin.console.writes=true to allow changes from it");
+            }
             body = api.handle(request);
             status = "POST".equals(request.method) && body.has("created") ? 201 : 200;
         } catch (ApiException e) {
@@ -81,6 +97,27 @@ public final class Console implements AutoCloseable {
             body = error("internal error: " + e);
         }
         reply(exchange, status, body);
+    }
+
+    /**
+     * On a loopback listener, a request must name a loopback host (localhost, 127.x, [::1]): a page of another
+     * site whose name was made to resolve to 127.0.0.1 (DNS rebinding) names its own host and is refused.
+     */
+    private void checkHost(HttpExchange exchange) {
+        if (!loopbackOnly) {
+            return;
+        }
+        String host = exchange.getRequestHeaders().getFirst("Host");
+        if (host == null) {
+            return; // HTTP/1.0 without Host: not a browser's request
+        }
+        String name = host.startsWith("[") ? host.substring(1, Math.max(1, host.indexOf(']')))
+                : host.contains(":") ? host.substring(0, host.lastIndexOf(':')) : host;
+        boolean ok = name.equalsIgnoreCase("localhost") || name.equals("::1") || name.startsWith("127.")
+                && name.chars().allMatch(c -> c == '.' || Character.isDigit(c));
+        if (!ok) {
+            throw new ApiException(403, "requests to this console must name a loopback host (localhost or 127.0.0.1), not " + host);
+        }
     }
 
     static ObjectNode error(String message) {

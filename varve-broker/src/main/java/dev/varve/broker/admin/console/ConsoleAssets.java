@@ -67,7 +67,13 @@ final class ConsoleAssets implements HttpHandler {
                 file = null;
                 cacheControl = null;
             }
-            Optional<byte[]> body = file == null ? Optional.empty() : cache.computeIfAbsent(file, this::load);
+            // only files that exist are cached: a miss must not be remembered, or requests for made-up
+            // names would grow the cache without bound
+            Optional<byte[]> body = file == null ? Optional.empty() : Optional.ofNullable(cache.get(file)).flatMap(b -> b);
+            if (body.isEmpty() && file != null) {
+                body = load(file);
+                body.ifPresent(b -> cache.put(file, Optional.of(b)));
+            }
             if (body.isEmpty()) {
                 String why = "index.html".equals(file)
                         ? "this build of Varve has no web console (varve-console was not built into it)\n"

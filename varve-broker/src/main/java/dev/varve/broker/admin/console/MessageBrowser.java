@@ -133,6 +133,9 @@ final class MessageBrowser {
                         continue;
                     }
                     bytes += 200 + m.path("key").asText("").length() + m.path("value").asText("").length();
+                    for (JsonNode h : m.path("headers")) { // headers count too: a record may carry many large ones
+                        bytes += 20 + h.path("key").asText("").length() + h.path("value").asText("").length();
+                    }
                     messages.add(m);
                 }
                 if (consumer.position(tp) > next) {

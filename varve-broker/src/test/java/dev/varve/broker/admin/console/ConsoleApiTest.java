@@ -354,4 +354,46 @@ class ConsoleApiTest {
         return new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers(),
                 ProducerConfig.LINGER_MS_CONFIG, 0), new ByteArraySerializer(), new ByteArraySerializer());
     }
+
+    /** The status line of a raw HTTP/1.1 GET naming {@code host} in its Host header (HttpClient may not set it). */
+    private static String statusWithHost(int port, String path, String host) throws Exception {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(30_000);
+            socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            return new java.io.BufferedReader(new java.io.InputStreamReader(socket.getInputStream(), StandardCharsets.US_ASCII)).readLine();
+        }
+    }
+
+    @Test
+    void onALoopbackListenerOnlyRequestsNamingALoopbackHostAreServed() throws Exception {
+        int port = broker.adminAddress().getPort();
+        // a page whose own name was made to resolve to 127.0.0.1 (DNS rebinding) names that name
+        assertThat(statusWithHost(port, "/api/topics", "rebound.example:" + port)).startsWith("HTTP/1.1 403");
+        assertThat(statusWithHost(port, "/api/topics", "localhost:" + port)).startsWith("HTTP/1.1 200");
+        assertThat(statusWithHost(port, "/api/topics", "127.0.0.1:" + port)).startsWith("HTTP/1.1 200");
+        assertThat(statusWithHost(port, "/api/topics", "[::1]:" + port)).startsWith("HTTP/1.1 200");
+    }
+
+    @Test
+    void aConsoleMadeReadOnlyRefusesChangesAndStillAnswersReads(@TempDir File other) throws Exception {
+        try (Broker readOnly = Broker.start(BrokerConfig.from(Map.of(
+                "listeners", "PLAINTEXT://127.0.0.1:0",
+                "log.dirs", other.getAbsolutePath(),
+                BrokerConfig.ADMIN_LISTENER, "127.0.0.1:0",
+                BrokerConfig.ADMIN_CONSOLE_WRITES, "false")))) {
+            String base = "http://127.0.0.1:" + readOnly.adminAddress().getPort();
+            HttpResponse<String> create = HTTP.send(HttpRequest.newBuilder(URI.create(base + "/api/topics"))
+                    .header("X-Varve-Console", "1").header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"refused\",\"partitions\":1}")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(create.statusCode()).isEqualTo(403);
+            assertThat(create.body()).contains("read-only").contains("varve.admin.console.writes");
+            try (Admin a = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, readOnly.bootstrapServers()))) {
+                assertThat(a.listTopics().names().get(30, TimeUnit.SECONDS)).doesNotContain("refused");
+            }
+            assertThat(HTTP.send(HttpRequest.newBuilder(URI.create(base + "/api/topics")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+        }
+    }
 }
