@@ -642,7 +642,7 @@ public final class BrokerConfig {
             return null;
         }
         org.apache.kafka.common.replica.ReplicaSelector selector = newReplicaSelector(name);
-        selector.configure(values);
+        selector.configure(originals); // the settings as given, as Kafka configures it
         return selector;
     }
 

@@ -137,16 +137,21 @@ class ClusterMetricsTest {
             // stalled (SIGSTOP), still registered, while records arrive: its leaders drop it after
             // replica.lag.time.max.ms (IsrShrinksPerSec)
             double shrinksBefore = sum(survivors, "kafka_server_replicamanager_isrshrinks_total");
-            victim.pause();
-            try {
-                // records it does not fetch (a follower at the log end stays in sync however long it is silent);
-                // acks=all: until the leaders drop it from their ISRs the sends wait in the produce purgatory
-                try (KafkaProducer<String, String> p = cluster.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all"))) {
+            // the producer connected and its metadata loaded before the stall: its sends then reach the leaders
+            // while the stalled follower still counts as in sync, and wait for it (acks=all)
+            try (KafkaProducer<String, String> p = cluster.producer(Map.of(org.apache.kafka.clients.producer.ProducerConfig.ACKS_CONFIG, "all"))) {
+                for (int i = 0; i < 6; i++) {
+                    p.send(new ProducerRecord<>("watched", i, null, "before-stall")).get(30, java.util.concurrent.TimeUnit.SECONDS);
+                }
+                victim.pause();
+                try {
+                    // records it does not fetch (a follower at the log end stays in sync however long it is silent);
+                    // until the leaders drop it from their ISRs the sends wait in the produce purgatory
                     List<java.util.concurrent.Future<?>> sent = new java.util.ArrayList<>();
                     for (int i = 0; i < 60; i++) {
                         sent.add(p.send(new ProducerRecord<>("watched", i % 6, null, "late" + i)));
                     }
-                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() ->
+                    await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20)).ignoreExceptions().until(() ->
                             sum(survivors, "kafka_server_delayedoperationpurgatory_purgatorysize", "delayedOperation", "Produce") > 0
                                     || sent.stream().allMatch(java.util.concurrent.Future::isDone));
                     assertThat(sent.stream().allMatch(java.util.concurrent.Future::isDone))
@@ -155,11 +160,11 @@ class ClusterMetricsTest {
                         f.get(30, java.util.concurrent.TimeUnit.SECONDS);
                     }
                     assertThat(sum(survivors, "kafka_server_delayedoperationpurgatory_purgatorysize", "delayedOperation", "Produce")).isZero();
+                    await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
+                            assertThat(sum(survivors, "kafka_server_replicamanager_isrshrinks_total")).isGreaterThan(shrinksBefore));
+                } finally {
+                    victim.resume();
                 }
-                await().atMost(Duration.ofSeconds(30)).ignoreExceptions().untilAsserted(() ->
-                        assertThat(sum(survivors, "kafka_server_replicamanager_isrshrinks_total")).isGreaterThan(shrinksBefore));
-            } finally {
-                victim.resume();
             }
             await().atMost(Duration.ofSeconds(90)).ignoreExceptions().untilAsserted(() ->
                     assertThat(sum(all, "kafka_server_replicamanager_underreplicatedpartitions")).isZero());

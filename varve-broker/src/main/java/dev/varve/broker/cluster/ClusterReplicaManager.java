@@ -1023,6 +1023,14 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
     public void close() {
         closed = true;
         fetchers.close();
+        org.apache.kafka.common.replica.ReplicaSelector selector = replicaSelector;
+        if (selector != null) {
+            try {
+                selector.close();
+            } catch (java.io.IOException | RuntimeException e) {
+                LOG.warn("closing replica.selector.class {} failed: {}", selector.getClass().getName(), e.toString());
+            }
+        }
         for (Partition p : partitions.values()) {
             List<Runnable> after;
             synchronized (p) {

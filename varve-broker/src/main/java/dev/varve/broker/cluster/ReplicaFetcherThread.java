@@ -204,6 +204,7 @@ final class ReplicaFetcherThread extends Thread {
                     partitions.put(p.tp(), new PartitionState(p));
                 }
             }
+            updateMaxLag(); // a replaced partition starts at no known lag
             changed.signalAll();
         } finally {
             lock.unlock();
