@@ -268,11 +268,13 @@ class ClusterCommandTest {
     /** A base port whose 2n ports are free now (a later clash only fails the test with a clear message). */
     private static int freeBasePort(int nodes) {
         for (int attempt = 0; attempt < 100; attempt++) {
-            int base = 20_000 + 2 * ThreadLocalRandom.current().nextInt(10_000);
+            // below Linux's ephemeral range (32768+), where this JVM's other brokers and clients get their ports
+            int base = 20_000 + 2 * ThreadLocalRandom.current().nextInt(6_000);
             boolean free = true;
             for (int id = 1; id <= nodes && free; id++) {
                 free = LocalCluster.portFree("127.0.0.1", LocalCluster.clientPort(base, id))
-                        && LocalCluster.portFree("127.0.0.1", LocalCluster.controllerPort(base, id));
+                        && LocalCluster.portFree("127.0.0.1", LocalCluster.controllerPort(base, id))
+                        && LocalCluster.portFree("127.0.0.1", LocalCluster.adminPort(base, id));
             }
             if (free) {
                 return base;
