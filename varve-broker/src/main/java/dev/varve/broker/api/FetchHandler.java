@@ -182,11 +182,11 @@ public final class FetchHandler extends AllVersionsHandler {
         return data.replicaId() >= 0 || (data.replicaState() != null && data.replicaState().replicaId() >= 0);
     }
 
-    private record Read(FetchResponseData response, long bytes, boolean hasError, List<TopicPartition> partitions,
+    private record Read(FetchResponseData response, long bytes, boolean answerNow, List<TopicPartition> partitions,
                         boolean quiet) {
-        /** Whether to answer now: enough bytes, or an error the client must see at once. */
+        /** Whether to answer now: enough bytes, or something the client must see at once (an error, a truncation, a preferred read replica). */
         boolean ready(int minBytes) {
-            return bytes >= minBytes || hasError;
+            return bytes >= minBytes || answerNow;
         }
     }
 
@@ -220,7 +220,7 @@ public final class FetchHandler extends AllVersionsHandler {
                     context.clientId() == null ? "" : context.clientId()));
         }
         long total = 0;
-        boolean hasError = false;
+        boolean answerNow = false;
         boolean settled = follower && clusterAction;
         List<TopicPartition> partitions = new ArrayList<>();
         for (FetchRequestData.FetchTopic topic : topics) {
@@ -240,19 +240,19 @@ public final class FetchHandler extends AllVersionsHandler {
                         org.apache.kafka.common.acl.AclOperation.READ, org.apache.kafka.common.resource.ResourceType.TOPIC, name))) {
                     // checked before existence, as in Kafka
                     pd.setErrorCode(Errors.TOPIC_AUTHORIZATION_FAILED.code());
-                    hasError = true;
+                    answerNow = true;
                 } else if (info.isEmpty()) {
                     boolean byId = topic.topic() == null || topic.topic().isEmpty();
                     pd.setErrorCode((byId ? Errors.UNKNOWN_TOPIC_ID : Errors.UNKNOWN_TOPIC_OR_PARTITION).code());
-                    hasError = true;
+                    answerNow = true;
                 } else if (follower && broker.replicaManager().cluster() == null) {
                     // A single node has no follower replicas: a fetch claiming to come from one (it would
                     // read past the high watermark) is refused, as Kafka refuses an unassigned replica.
                     pd.setErrorCode(Errors.NOT_LEADER_OR_FOLLOWER.code());
-                    hasError = true;
+                    answerNow = true;
                 } else if (refused != Errors.NONE) {
                     pd.setErrorCode(refused.code());
-                    hasError = true;
+                    answerNow = true;
                 } else if (follower) {
                     TopicPartition tp = new TopicPartition(info.get().name(), p.partition());
                     partitions.add(tp);
@@ -263,14 +263,14 @@ public final class FetchHandler extends AllVersionsHandler {
                     settled &= fr.settledIsrMember() && fr.highWatermark() == fr.logEndOffset();
                     if (fr.error() != Errors.NONE) {
                         pd.setErrorCode(fr.error().code());
-                        hasError = true;
+                        answerNow = true;
                     } else {
                         pd.setErrorCode(Errors.NONE.code()).setHighWatermark(fr.highWatermark())
                                 .setLastStableOffset(fr.highWatermark()).setLogStartOffset(fr.log().logStartOffset());
                         if (fr.diverging().isPresent()) {
                             pd.setDivergingEpoch(new FetchResponseData.EpochEndOffset()
                                     .setEpoch(fr.diverging().get().epoch()).setEndOffset(fr.diverging().get().endOffset()));
-                            hasError = true; // answer at once: the follower must truncate
+                            answerNow = true; // answer at once: the follower must truncate
                         } else {
                             dev.varve.broker.cluster.ReplicationQuotas quotas = broker.replicaManager().cluster().quotas();
                             boolean throttled = quotas != null && quotas.isLeaderThrottled(tp);
@@ -293,7 +293,7 @@ public final class FetchHandler extends AllVersionsHandler {
                                 remaining = Math.max(0, remaining - slice.sizeInBytes());
                             } catch (RuntimeException e) {
                                 pd.setErrorCode(Errors.forException(e).code());
-                                hasError = true;
+                                answerNow = true;
                             }
                         }
                     }
@@ -317,7 +317,7 @@ public final class FetchHandler extends AllVersionsHandler {
                                         .setLogStartOffset(log.logStartOffset()).setPreferredReadReplica(preferred.getAsInt())
                                         .setRecords(org.apache.kafka.common.record.internal.MemoryRecords.EMPTY);
                                 tr.partitions().add(pd);
-                                hasError = true; // answer at once, as Kafka does: the consumer goes to that replica
+                                answerNow = true; // as Kafka does: the consumer goes to that replica
                                 continue;
                             }
                         }
@@ -346,13 +346,13 @@ public final class FetchHandler extends AllVersionsHandler {
                         remaining = Math.max(0, remaining - slice.sizeInBytes());
                     } catch (RuntimeException e) {
                         pd.setErrorCode(Errors.forException(e).code());
-                        hasError = true;
+                        answerNow = true;
                     }
                 }
                 tr.partitions().add(pd);
             }
             response.responses().add(tr);
         }
-        return new Read(response, total, hasError, partitions, settled && total == 0 && !hasError && !partitions.isEmpty());
+        return new Read(response, total, answerNow, partitions, settled && total == 0 && !answerNow && !partitions.isEmpty());
     }
 }

@@ -40,7 +40,8 @@ final class ConsoleAssets implements HttpHandler {
             + "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
     private final ClassLoader loader = ConsoleAssets.class.getClassLoader();
-    private final Map<String, Optional<byte[]>> cache = new ConcurrentHashMap<>();
+    /** The files read so far (only those that exist). */
+    private final Map<String, byte[]> cache = new ConcurrentHashMap<>();
 
     @Override
     public void handle(HttpExchange exchange) throws IOException {
@@ -69,10 +70,10 @@ final class ConsoleAssets implements HttpHandler {
             }
             // only files that exist are cached: a miss must not be remembered, or requests for made-up
             // names would grow the cache without bound
-            Optional<byte[]> body = file == null ? Optional.empty() : Optional.ofNullable(cache.get(file)).flatMap(b -> b);
+            Optional<byte[]> body = file == null ? Optional.empty() : Optional.ofNullable(cache.get(file));
             if (body.isEmpty() && file != null) {
                 body = load(file);
-                body.ifPresent(b -> cache.put(file, Optional.of(b)));
+                body.ifPresent(b -> cache.put(file, b));
             }
             if (body.isEmpty()) {
                 String why = "index.html".equals(file)
