@@ -87,7 +87,7 @@ public final class ChaosRunner {
             boolean network = dev.varve.storage.testing.Capabilities.require(VirtualNetwork.available(),
                     "network namespaces for the network and disk faults (needs root)");
             List<Fault> faults = java.util.Arrays.stream(Fault.values()).filter(f -> network || !f.needsNetwork).toList();
-            return new Settings(durationMs, seed, 3, 3, 2, 5_000, 9_000, 150, faults);
+            return new Settings(durationMs, seed, 3, 3, 2, 4_000, 7_000, 150, faults);
         }
 
         /** The same run with only {@code chosen} faults (those this machine can inject). */

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fault-injection run ({@link ChaosRunner}) as a test: about two minutes of faults in the normal
+ * The fault-injection run ({@link ChaosRunner}) as a test: about a minute and a half of faults in the normal
  * suite; {@code -Dvarve.chaos.duration=10m} (or {@code bin/varve-chaos --duration 10m}) for a long run,
  * {@code -Dvarve.chaos.seed=N} to replay a schedule, {@code -Dvarve.chaos.faults=KILL,ISOLATE} to inject only
  * some {@link ChaosRunner.Fault}s. The network faults need root (network namespaces); without it the
@@ -24,7 +24,7 @@ class ChaosTest {
     @Test
     @Timeout(value = 4, unit = TimeUnit.HOURS)
     void acknowledgedWritesSurviveKillsPausesAndRestarts() throws Exception {
-        long durationMs = parseDuration(System.getProperty("varve.chaos.duration", "120s"));
+        long durationMs = parseDuration(System.getProperty("varve.chaos.duration", "95s"));
         long seed = Long.getLong("varve.chaos.seed", System.nanoTime());
         System.out.printf("chaos run: duration %d s, seed %d (replay with -Dvarve.chaos.seed=%d)%n",
                 durationMs / 1000, seed, seed);
