@@ -159,6 +159,11 @@ public final class Broker implements AutoCloseable {
         GroupCoordinator coordinator = new GroupCoordinator(groupConfig, Time.SYSTEM, timer, offsetsTopic,
                 groupCallbacks);
         GroupOffsets groupOffsets = new GroupOffsets(coordinator);
+        // KIP-848 consumer groups, over the same groups and offsets partitions (before replay: it installs them)
+        dev.varve.broker.group.ConsumerGroupCoordinator consumerGroups = config.consumerProtocolEnabled()
+                ? new dev.varve.broker.group.ConsumerGroupCoordinator(coordinator,
+                        new dev.varve.broker.group.ConsumerGroupLogic(config.consumerGroupConfig()), groupTopics(context.topics()))
+                : null;
         this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
@@ -237,6 +242,10 @@ public final class Broker implements AutoCloseable {
                 new OffsetDeleteHandler(context, groupOffsets),
                 new TxnOffsetCommitHandler(context, groupOffsets.transactional(), offsetsVerifier),
                 new OffsetForLeaderEpochHandler(context)));
+        if (consumerGroups != null) {
+            handlers.add(new dev.varve.broker.api.ConsumerGroupHeartbeatHandler(consumerGroups));
+            handlers.add(new dev.varve.broker.api.ConsumerGroupDescribeHandler(consumerGroups));
+        }
         handlers.add(new AddPartitionsToTxnHandler(context, transactions));
         handlers.add(new AddOffsetsToTxnHandler(transactions, offsetsTopic));
         handlers.add(new EndTxnHandler(transactions));
@@ -747,5 +756,35 @@ public final class Broker implements AutoCloseable {
         }
         metrics.close();
         LOG.info("shut down cleanly");
+    }
+
+    /** The topics as the consumer-group coordinator reads them. */
+    private static dev.varve.broker.group.GroupTopics groupTopics(TopicRegistry topics) {
+        return new dev.varve.broker.group.GroupTopics() {
+            @Override
+            public org.apache.kafka.common.Uuid idOf(String name) {
+                return topics.get(name).map(TopicRegistry.TopicInfo::id).orElse(null);
+            }
+
+            @Override
+            public String nameOf(org.apache.kafka.common.Uuid id) {
+                return topics.get(id).map(TopicRegistry.TopicInfo::name).orElse(null);
+            }
+
+            @Override
+            public int partitions(org.apache.kafka.common.Uuid id) {
+                return topics.get(id).map(TopicRegistry.TopicInfo::partitions).orElse(0);
+            }
+
+            @Override
+            public java.util.Collection<String> names() {
+                return topics.all().stream().map(TopicRegistry.TopicInfo::name).toList();
+            }
+
+            @Override
+            public long version() {
+                return topics.version();
+            }
+        };
     }
 }

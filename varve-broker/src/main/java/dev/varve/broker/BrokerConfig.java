@@ -103,6 +103,15 @@ public final class BrokerConfig {
     public static final String GROUP_MIN_SESSION_TIMEOUT_MS = "group.min.session.timeout.ms";
     public static final String GROUP_MAX_SESSION_TIMEOUT_MS = "group.max.session.timeout.ms";
     public static final String GROUP_MAX_SIZE = "group.max.size";
+    public static final String GROUP_COORDINATOR_REBALANCE_PROTOCOLS = "group.coordinator.rebalance.protocols";
+    public static final String GROUP_CONSUMER_SESSION_TIMEOUT_MS = "group.consumer.session.timeout.ms";
+    public static final String GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS = "group.consumer.min.session.timeout.ms";
+    public static final String GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS = "group.consumer.max.session.timeout.ms";
+    public static final String GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS = "group.consumer.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS = "group.consumer.min.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
+    public static final String GROUP_CONSUMER_MAX_SIZE = "group.consumer.max.size";
+    public static final String GROUP_CONSUMER_ASSIGNORS = "group.consumer.assignors";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
     static final Map<String, String> TOPIC_DEFAULTS;
@@ -240,7 +249,18 @@ public final class BrokerConfig {
             .define(GROUP_INITIAL_REBALANCE_DELAY_MS, INT, 3000, atLeast(0), MEDIUM, "How long the first rebalance of an empty group waits for more members.")
             .define(GROUP_MIN_SESSION_TIMEOUT_MS, INT, 6000, atLeast(1), MEDIUM, "Smallest session timeout a member may ask for.")
             .define(GROUP_MAX_SESSION_TIMEOUT_MS, INT, 1_800_000, atLeast(1), MEDIUM, "Largest session timeout a member may ask for.")
-            .define(GROUP_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one group.");
+            .define(GROUP_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one group.")
+            .define(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, LIST, "classic,consumer", HIGH,
+                    "The group protocols offered: classic (JoinGroup/SyncGroup) and consumer (KIP-848 ConsumerGroupHeartbeat).")
+            .define(GROUP_CONSUMER_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "A consumer-protocol member's session timeout.")
+            .define(GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "Smallest group.consumer.session.timeout.ms allowed.")
+            .define(GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS, INT, 60_000, atLeast(1), MEDIUM, "Largest group.consumer.session.timeout.ms allowed.")
+            .define(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "How often consumer-protocol members heartbeat.")
+            .define(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "Smallest group.consumer.heartbeat.interval.ms allowed.")
+            .define(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.consumer.heartbeat.interval.ms allowed.")
+            .define(GROUP_CONSUMER_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one consumer-protocol group.")
+            .define(GROUP_CONSUMER_ASSIGNORS, LIST, "uniform,range", MEDIUM,
+                    "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).");
 
     static {
         for (String key : dev.varve.storage.CleanerConfig.names()) {
@@ -319,6 +339,27 @@ public final class BrokerConfig {
     }
 
     private void validate() {
+        for (String p : rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)) {
+            if (!p.trim().equalsIgnoreCase("classic") && !p.trim().equalsIgnoreCase("consumer")) {
+                throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
+                        "Varve offers the classic and consumer protocols (share and streams groups are not implemented yet)");
+            }
+        }
+        if (rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().noneMatch(p -> p.trim().equalsIgnoreCase("classic"))) {
+            throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, String.join(",", rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)),
+                    "the classic protocol is required");
+        }
+        between(GROUP_CONSUMER_SESSION_TIMEOUT_MS, GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS, GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS);
+        between(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS);
+        if (intValue(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS) >= intValue(GROUP_CONSUMER_SESSION_TIMEOUT_MS)) {
+            throw new ConfigException(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS, intValue(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS),
+                    "must be less than " + GROUP_CONSUMER_SESSION_TIMEOUT_MS);
+        }
+        try {
+            consumerGroupConfig();
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(GROUP_CONSUMER_ASSIGNORS, String.join(",", rawList(GROUP_CONSUMER_ASSIGNORS)), e.getMessage());
+        }
         listeners();
         advertisedListeners();
         long queued = longValue(QUEUED_MAX_REQUEST_BYTES);
@@ -700,6 +741,26 @@ public final class BrokerConfig {
         return v == null ? "" : ((String) v).trim();
     }
 
+    /** Whether the KIP-848 consumer protocol is offered ({@code group.coordinator.rebalance.protocols}). */
+    public boolean consumerProtocolEnabled() {
+        return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("consumer"));
+    }
+
+    /** The KIP-848 consumer protocol's settings. */
+    public dev.varve.broker.group.ConsumerGroupLogic.Config consumerGroupConfig() {
+        List<String> assignors = new ArrayList<>();
+        for (String a : rawList(GROUP_CONSUMER_ASSIGNORS)) {
+            String name = a.trim();
+            assignors.add(switch (name) {
+                case "org.apache.kafka.coordinator.group.assignor.UniformAssignor" -> "uniform";
+                case "org.apache.kafka.coordinator.group.assignor.RangeAssignor" -> "range";
+                default -> name;
+            });
+        }
+        return new dev.varve.broker.group.ConsumerGroupLogic.Config(intValue(GROUP_CONSUMER_SESSION_TIMEOUT_MS),
+                intValue(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS), intValue(GROUP_CONSUMER_MAX_SIZE), assignors);
+    }
+
     /** The group coordinator's settings. */
     public dev.varve.broker.group.GroupConfig groupConfig() {
         return new dev.varve.broker.group.GroupConfig(intValue(OFFSETS_TOPIC_NUM_PARTITIONS),
@@ -707,6 +768,14 @@ public final class BrokerConfig {
                 intValue(GROUP_MIN_SESSION_TIMEOUT_MS), intValue(GROUP_MAX_SESSION_TIMEOUT_MS), intValue(GROUP_MAX_SIZE),
                 intValue(OFFSETS_RETENTION_MINUTES) * 60_000L, longValue(OFFSETS_RETENTION_CHECK_INTERVAL_MS),
                 intValue(OFFSET_METADATA_MAX_BYTES));
+    }
+
+    private void between(String key, String minKey, String maxKey) {
+        int v = intValue(key);
+        if (v < intValue(minKey) || v > intValue(maxKey)) {
+            throw new ConfigException(key, v, "must be between " + minKey + " (" + intValue(minKey) + ") and " + maxKey
+                    + " (" + intValue(maxKey) + ")");
+        }
     }
 
     /** A numeric setting (INT or LONG) as a long. */

@@ -83,6 +83,8 @@ public final class TopicRegistry {
     private final Map<String, TopicInfo> byName = new ConcurrentHashMap<>();
     private final Map<Uuid, TopicInfo> byId = new ConcurrentHashMap<>();
 
+    private volatile long version;
+
     private TopicRegistry(LogConfig brokerDefaults) {
         this.file = null;
         this.brokerDefaults = brokerDefaults;
@@ -99,6 +101,7 @@ public final class TopicRegistry {
      * @return the names of topics whose config overrides changed
      */
     public synchronized java.util.Set<String> replaceAll(Collection<TopicInfo> topics) {
+        version++;
         java.util.Set<String> configChanged = new java.util.HashSet<>();
         Map<String, TopicInfo> next = new java.util.HashMap<>();
         for (TopicInfo t : topics) {
@@ -124,6 +127,14 @@ public final class TopicRegistry {
             byName.put(t.name(), t);
             byId.put(t.id(), t);
         }
+    }
+
+    /**
+     * Grows whenever a topic may have been created, deleted or resized: a reader that cached what it
+     * derived from the topics (a group's regex subscriptions) knows when to derive it again.
+     */
+    public long version() {
+        return version;
     }
 
     public Optional<TopicInfo> get(String name) {
@@ -189,6 +200,7 @@ public final class TopicRegistry {
     }
 
     public synchronized TopicInfo create(String name, int partitions, Map<String, String> configs) {
+        version++;
         validateCreate(name, partitions, configs);
         TopicInfo t = new TopicInfo(name, Uuid.randomUuid(), partitions, configs);
         byName.put(name, t);
@@ -198,6 +210,7 @@ public final class TopicRegistry {
     }
 
     public synchronized TopicInfo delete(String name) {
+        version++;
         TopicInfo t = byName.remove(name);
         if (t == null) {
             throw new UnknownTopicOrPartitionException("Topic '" + name + "' does not exist.");
@@ -208,6 +221,7 @@ public final class TopicRegistry {
     }
 
     public synchronized TopicInfo setPartitions(String name, int partitions) {
+        version++;
         TopicInfo t = existing(name);
         TopicInfo updated = new TopicInfo(name, t.id(), partitions, t.configs());
         replace(updated);

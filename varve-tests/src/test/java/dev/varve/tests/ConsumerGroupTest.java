@@ -67,8 +67,17 @@ class ConsumerGroupTest {
         };
     }
 
+    /** The consumer settings of an assignor: a client-side one (classic protocol), or consumer-NAME (KIP-848). */
+    static Map<String, Object> groupConfig(String assignor) {
+        if (assignor.startsWith("consumer-")) {
+            return Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer",
+                    ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor.substring("consumer-".length()));
+        }
+        return Map.of(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
+    }
+
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"range", "roundrobin", "sticky", "cooperative-sticky"})
+    @ValueSource(strings = {"range", "roundrobin", "sticky", "cooperative-sticky", "consumer-uniform", "consumer-range"})
     void membersLeaveAndJoinWithoutLosingRecords(String assignor) throws Exception {
         String group = TestBroker.unique("group-" + assignor);
         RecordFixture fixture = new RecordFixture(TestBroker.unique("grouped-" + assignor), PARTITIONS,
@@ -77,8 +86,8 @@ class ConsumerGroupTest {
         try (KafkaProducer<byte[], byte[]> producer = Clients.producer(BROKER.bootstrap(), Map.of())) {
             Clients.produce(producer, fixture, 0, PHASE_ONE_RECORDS);
         }
-        Map<String, Object> config = Map.of(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(assignor));
-        boolean sticky = assignor.contains("sticky");
+        Map<String, Object> config = groupConfig(assignor);
+        boolean sticky = assignor.contains("sticky") || assignor.equals("consumer-uniform");
         List<GroupMember> everyone = new ArrayList<>();
         try (Admin admin = Clients.admin(BROKER.bootstrap())) {
             try {
@@ -184,10 +193,11 @@ class ConsumerGroupTest {
     private static void awaitDescribedAs(Admin admin, String group, String assignor, List<GroupMember> members) {
         awaitGroup("DescribeGroups of " + group + " agrees with its members", members).untilAsserted(() -> {
             ConsumerGroupDescription d = describe(admin, group);
+            boolean kip848 = assignor.startsWith("consumer-");
             assertThat(d.groupState()).as("%s", d).isEqualTo(GroupState.STABLE);
-            assertThat(d.type()).as("%s", d).isEqualTo(GroupType.CLASSIC);
+            assertThat(d.type()).as("%s", d).isEqualTo(kip848 ? GroupType.CONSUMER : GroupType.CLASSIC);
             assertThat(d.isSimpleConsumerGroup()).as("%s", d).isFalse();
-            assertThat(d.partitionAssignor()).as("%s", d).isEqualTo(assignor);
+            assertThat(d.partitionAssignor()).as("%s", d).isEqualTo(kip848 ? assignor.substring("consumer-".length()) : assignor);
             assertThat(membersByClientId(d)).as("%s", d).isEqualTo(assignments(members));
         });
     }

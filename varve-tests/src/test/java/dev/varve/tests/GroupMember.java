@@ -82,8 +82,11 @@ final class GroupMember implements AutoCloseable {
         p.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
         p.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-        p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
-        p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
+        if (!"consumer".equals(String.valueOf(overrides.get(ConsumerConfig.GROUP_PROTOCOL_CONFIG)))) {
+            // the classic protocol's client-side timing; the consumer protocol's is the broker's (KIP-848)
+            p.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
+            p.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_000);
+        }
         p.put(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 20_000);
         p.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 20);
         p.put(ConsumerConfig.CHECK_CRCS_CONFIG, true);

@@ -21,11 +21,17 @@ final class TestBroker implements AutoCloseable {
 
     /**
      * Group coordinator settings that keep the group tests fast: no initial rebalance delay (Kafka
-     * waits 3 s by default for more members to arrive) and few partitions of {@code __consumer_offsets}.
+     * waits 3 s by default for more members to arrive), few partitions of {@code __consumer_offsets},
+     * and short heartbeats and sessions for consumer-protocol members.
      */
     static final Map<String, String> FAST_GROUPS = Map.of(
             "group.initial.rebalance.delay.ms", "0",
-            "offsets.topic.num.partitions", Integer.toString(5));
+            "offsets.topic.num.partitions", Integer.toString(5),
+            // KIP-848 groups: the broker sets their members' timing; heartbeats every 500 ms, sessions of 6 s
+            "group.consumer.min.heartbeat.interval.ms", "500",
+            "group.consumer.heartbeat.interval.ms", "500",
+            "group.consumer.min.session.timeout.ms", "6000",
+            "group.consumer.session.timeout.ms", "6000");
 
     /** Partitions of {@code __consumer_offsets} on the broker under test (Kafka's default 50 on an external one). */
     static final int OFFSETS_TOPIC_PARTITIONS = external()

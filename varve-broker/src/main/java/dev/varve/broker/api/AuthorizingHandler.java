@@ -138,6 +138,20 @@ public final class AuthorizingHandler implements ApiHandler {
             case JOIN_GROUP -> group(ctx, AclOperation.READ, ((JoinGroupRequest) request).data().groupId());
             case SYNC_GROUP -> group(ctx, AclOperation.READ, ((SyncGroupRequest) request).data().groupId());
             case HEARTBEAT -> group(ctx, AclOperation.READ, ((HeartbeatRequest) request).data().groupId());
+            case CONSUMER_GROUP_HEARTBEAT -> {
+                var d = ((org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest) request).data();
+                ApiException e = group(ctx, AclOperation.READ, d.groupId());
+                if (e == null && d.subscribedTopicNames() != null) {
+                    for (String topic : d.subscribedTopicNames()) {
+                        if (!auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)) {
+                            e = new org.apache.kafka.common.errors.TopicAuthorizationException(
+                                    "Not authorized to describe topic " + topic);
+                            break;
+                        }
+                    }
+                }
+                yield e;
+            }
             case LEAVE_GROUP -> group(ctx, AclOperation.READ, ((LeaveGroupRequest) request).data().groupId());
             case OFFSET_COMMIT -> group(ctx, AclOperation.READ, ((OffsetCommitRequest) request).data().groupId());
             case OFFSET_DELETE -> group(ctx, AclOperation.DELETE, ((OffsetDeleteRequest) request).data().groupId());
@@ -218,6 +232,8 @@ public final class AuthorizingHandler implements ApiHandler {
             case INCREMENTAL_ALTER_CONFIGS -> incrementalAlterConfigs(ctx, (IncrementalAlterConfigsRequest) request);
             case DELETE_GROUPS -> deleteGroups(ctx, (DeleteGroupsRequest) request);
             case DESCRIBE_GROUPS -> describeGroups(ctx, (DescribeGroupsRequest) request);
+            case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe(ctx,
+                    (org.apache.kafka.common.requests.ConsumerGroupDescribeRequest) request);
             case LIST_GROUPS -> broker.authorizer().authorizeCluster(ctx, AclOperation.DESCRIBE) ? null
                     : new Split(request, response -> {
                         // without DESCRIBE on the cluster, the groups the principal may describe
@@ -458,6 +474,32 @@ public final class AuthorizingHandler implements ApiHandler {
                 (g, e) -> new DeleteGroupsResponseData.DeletableGroupResult().setGroupId(g).setErrorCode(e.code()),
                 r -> r == null ? new DeleteGroupsResponseData() : ((DeleteGroupsResponse) r).data(),
                 DeleteGroupsResponseData::results, DeleteGroupsResponse::new);
+    }
+
+    private Split consumerGroupDescribe(RequestContext ctx, org.apache.kafka.common.requests.ConsumerGroupDescribeRequest request) {
+        AclAuthorizer auth = broker.authorizer();
+        var allowed = request.data().duplicate();
+        allowed.groupIds().clear();
+        List<String> refused = new ArrayList<>();
+        for (String g : request.data().groupIds()) {
+            (auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g) ? allowed.groupIds() : refused).add(g);
+        }
+        boolean operations = request.data().includeAuthorizedOperations();
+        return new Split(allowed.groupIds().isEmpty() ? null
+                : new org.apache.kafka.common.requests.ConsumerGroupDescribeRequest.Builder(allowed).build(request.version()),
+                response -> {
+                    var out = response == null ? new org.apache.kafka.common.message.ConsumerGroupDescribeResponseData()
+                            : ((org.apache.kafka.common.requests.ConsumerGroupDescribeResponse) response).data();
+                    if (operations) {
+                        out.groups().forEach(g -> g.setAuthorizedOperations(auth.authorizedOperations(ctx, ResourceType.GROUP,
+                                g.groupId(), AclAuthorizer.GROUP_OPERATIONS)));
+                    }
+                    refused.forEach(g -> out.groups().add(
+                            new org.apache.kafka.common.message.ConsumerGroupDescribeResponseData.DescribedGroup().setGroupId(g)
+                                    .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                                    .setErrorMessage("Not authorized to describe group " + g)));
+                    return new org.apache.kafka.common.requests.ConsumerGroupDescribeResponse(out);
+                });
     }
 
     private Split describeGroups(RequestContext ctx, DescribeGroupsRequest request) {

@@ -34,7 +34,11 @@ public final class DescribeGroupsHandler extends AllVersionsHandler {
         DescribeGroupsResponseData out = new DescribeGroupsResponseData();
         for (String groupId : req.data().groups()) {
             DescribeGroupsResponseData.DescribedGroup g = groups.describe(groupId);
-            if (req.version() >= GROUP_NOT_FOUND_MIN_VERSION && "Dead".equals(g.groupState())) {
+            if (req.version() < GROUP_NOT_FOUND_MIN_VERSION && g.errorCode() == Errors.GROUP_ID_NOT_FOUND.code()) {
+                // a group of another type (a KIP-848 consumer group): Dead, as for an unknown one
+                g = DescribeGroupsResponse.groupMetadata(groupId, Errors.NONE, "Dead", "", "", java.util.List.of(),
+                        DescribeGroupsResponse.AUTHORIZED_OPERATIONS_OMITTED);
+            } else if (req.version() >= GROUP_NOT_FOUND_MIN_VERSION && "Dead".equals(g.groupState())) {
                 g = DescribeGroupsResponse.groupError(groupId, Errors.GROUP_ID_NOT_FOUND,
                         "Group " + groupId + " not found.");
             }

@@ -85,7 +85,8 @@ public final class OffsetCommitHandler extends AllVersionsHandler {
             return CompletableFuture.completedFuture(new OffsetCommitResponse(out));
         }
         // an empty request still validates the member (and keeps it alive), as Kafka does
-        return offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid)
+        return offsets.commit(req.groupId(), req.generationIdOrMemberEpoch(), req.memberId(), req.groupInstanceId(), valid,
+                        request.version())
                 .thenApply(stored -> {
                     // Kafka answers a commit to a group that does not exist GROUP_ID_NOT_FOUND from v9 on
                     Errors error = stored == Errors.GROUP_ID_NOT_FOUND && request.version() < 9

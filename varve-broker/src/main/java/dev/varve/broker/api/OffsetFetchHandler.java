@@ -55,6 +55,14 @@ public final class OffsetFetchHandler extends AllVersionsHandler {
                         .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code()));
                 continue;
             }
+            if (req.version() >= 9) { // a member of a KIP-848 group names itself and its epoch
+                Errors member = offsets.validateFetch(g.groupId(), g.memberId(), g.memberEpoch());
+                if (member != Errors.NONE) {
+                    groups.add(new OffsetFetchResponseData.OffsetFetchResponseGroup().setGroupId(g.groupId())
+                            .setErrorCode(member.code()));
+                    continue;
+                }
+            }
             groups.add(OffsetFetchRequest.requestAllOffsets(g) ? all(context, g.groupId(), byId, requireStable)
                     : some(context, g, byId, requireStable));
         }

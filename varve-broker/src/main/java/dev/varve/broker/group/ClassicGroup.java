@@ -91,6 +91,26 @@ final class ClassicGroup {
      */
     boolean deleting;
 
+    /**
+     * The group's membership under the KIP-848 consumer protocol ({@link ConsumerGroupCoordinator}); null
+     * while the group is a classic one. A consumer group has no classic members (its classic state stays
+     * Empty); its offsets are kept here like any group's.
+     */
+    ConsumerGroupState consumer;
+    /** Per consumer-protocol member: cancels its session timeout. */
+    final Map<String, Runnable> consumerSessionTimers = new HashMap<>();
+    /** Per consumer-protocol member revoking partitions: cancels its rebalance timeout. */
+    final Map<String, Runnable> consumerRebalanceTimers = new HashMap<>();
+
+    boolean isConsumerGroup() {
+        return consumer != null;
+    }
+
+    /** No members under either protocol. */
+    boolean hasNoMembers() {
+        return members.isEmpty() && (consumer == null || consumer.isEmpty());
+    }
+
     ClassicGroup(String groupId, long nowMs) {
         this.groupId = groupId;
         this.stateTimestampMs = nowMs;

@@ -47,6 +47,8 @@ public final class GroupCoordinator {
     /** Where a write's outcome is applied when it arrives later (see {@link #write}). */
     private final Executor callbacks;
     final ConcurrentHashMap<String, ClassicGroup> groups = new ConcurrentHashMap<>();
+    /** The KIP-848 side over the same groups, when the broker offers it ({@code group.coordinator.rebalance.protocols}). */
+    private volatile ConsumerGroupCoordinator consumerGroups;
 
     /**
      * @param callbacks runs the outcome of writes that complete later: one thread in production (the
@@ -58,6 +60,14 @@ public final class GroupCoordinator {
         this.timer = timer;
         this.store = store;
         this.callbacks = callbacks;
+    }
+
+    void setConsumerGroups(ConsumerGroupCoordinator consumerGroups) {
+        this.consumerGroups = consumerGroups;
+    }
+
+    ConsumerGroupCoordinator consumerGroups() {
+        return consumerGroups;
     }
 
     // ---------------------------------------------------------------- JoinGroup
@@ -92,6 +102,12 @@ public final class GroupCoordinator {
             if (group.gone()) {
                 // deleted in between: the client retries and finds (or creates) the new group
                 return joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE);
+            }
+            if (group.isConsumerGroup()) {
+                Errors refused = consumerGroups.beforeClassicJoin(group);
+                if (refused != Errors.NONE) {
+                    return joinError(memberId, refused);
+                }
             }
             if (unknownMember && group.size() >= config.maxSize() && group.staticMemberId(instanceId) == null) {
                 return joinError(memberId, Errors.GROUP_MAX_SIZE_REACHED);
@@ -717,6 +733,11 @@ public final class GroupCoordinator {
      */
     void write(ClassicGroup group, List<SimpleRecord> records, WriteDone done) {
         write(group, () -> store.append(group.groupId, records), lastOffset -> { }, done);
+    }
+
+    /** As {@link #write}; {@code appended} runs at once, under the lock, once the records are in the local log. */
+    void write(ClassicGroup group, List<SimpleRecord> records, java.util.function.LongConsumer appended, WriteDone done) {
+        write(group, () -> store.append(group.groupId, records), appended, done);
     }
 
     /**

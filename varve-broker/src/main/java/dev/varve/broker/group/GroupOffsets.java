@@ -33,9 +33,14 @@ public final class GroupOffsets {
     private static final Logger LOG = LoggerFactory.getLogger(GroupOffsets.class);
     /** The only group type this coordinator runs (ListGroups v5 types filter). */
     public static final String CLASSIC = "classic";
+    /** The group type (and protocol type) of KIP-848 consumer groups. */
+    public static final String CONSUMER = "consumer";
 
     private final GroupCoordinator coordinator;
     private final TransactionalOffsets transactional;
+
+    /** KIP-848 group records replayed but not yet installed (a partition's load in progress). */
+    private final ConsumerGroupRecords.Loader consumerLoader = new ConsumerGroupRecords.Loader();
 
     public GroupOffsets(GroupCoordinator coordinator) {
         this.coordinator = coordinator;
@@ -60,6 +65,15 @@ public final class GroupOffsets {
      */
     public CompletableFuture<Errors> commit(String groupId, int generationId, String memberId, String groupInstanceId,
                                             Map<TopicPartition, GroupRecords.OffsetValue> offsets) {
+        return commit(groupId, generationId, memberId, groupInstanceId, offsets, Short.MAX_VALUE);
+    }
+
+    /**
+     * As {@link #commit(String, int, String, String, Map)}, by an OffsetCommit of {@code version}: a member of
+     * a KIP-848 consumer group commits with version 9 or later, its member epoch as the generation.
+     */
+    public CompletableFuture<Errors> commit(String groupId, int generationId, String memberId, String groupInstanceId,
+                                            Map<TopicPartition, GroupRecords.OffsetValue> offsets, short version) {
         if (groupId == null || groupId.isEmpty()) {
             return done(Errors.INVALID_GROUP_ID);
         }
@@ -73,7 +87,9 @@ public final class GroupOffsets {
         }
         CompletableFuture<Errors> result = new CompletableFuture<>();
         synchronized (group) {
-            Errors invalid = validateCommit(group, generationId, memberId, groupInstanceId);
+            Errors invalid = group.isConsumerGroup() && !group.gone()
+                    ? ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, version)
+                    : validateCommit(group, generationId, memberId, groupInstanceId);
             if (invalid != Errors.NONE) {
                 return done(invalid);
             }
@@ -88,7 +104,7 @@ public final class GroupOffsets {
                 stamped.put(tp, value);
                 records.add(new SimpleRecord(now, GroupRecords.offsetCommitKey(groupId, tp), GroupRecords.offsetValue(value)));
             });
-            if (generationId >= 0 && group.has(memberId)) {
+            if (generationId >= 0 && !group.isConsumerGroup() && group.has(memberId)) {
                 coordinator.scheduleHeartbeatExpiry(group, group.get(memberId)); // a commit is a sign of life
             }
             ClassicGroup g = group;
@@ -182,6 +198,23 @@ public final class GroupOffsets {
         return new Fetched(out, unstable);
     }
 
+    /**
+     * The error for an OffsetFetch (version 9+) naming a member of a KIP-848 consumer group: the member
+     * must exist and send its current epoch. NONE for classic groups and for fetches that name no member.
+     */
+    public Errors validateFetch(String groupId, String memberId, int memberEpoch) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            return memberId == null || memberId.isEmpty() ? Errors.NONE : Errors.UNKNOWN_MEMBER_ID;
+        }
+        synchronized (group) {
+            if (!group.isConsumerGroup()) {
+                return Errors.NONE;
+            }
+            return ConsumerGroupCoordinator.validateOffsets(group, memberId, memberEpoch, -1);
+        }
+    }
+
     // ---------------------------------------------------------------- OffsetDelete
 
     /** The result of an offset deletion: a group-level error, else one per partition. */
@@ -207,7 +240,8 @@ public final class GroupOffsets {
                 return done(new DeleteOffsetsResult(Errors.NON_EMPTY_GROUP, Map.of())); // e.g. a Connect group
             }
             // topics it cannot tell (no generation yet, an unreadable subscription) count as not subscribed
-            Set<String> subscribed = group.subscribedTopics().orElse(Set.of());
+            Set<String> subscribed = group.isConsumerGroup() ? coordinator.consumerGroups().subscribedTopics(group)
+                    : group.subscribedTopics().orElse(Set.of());
             Map<TopicPartition, Errors> result = new LinkedHashMap<>();
             List<TopicPartition> deleted = new ArrayList<>();
             for (TopicPartition tp : partitions) {
@@ -239,6 +273,9 @@ public final class GroupOffsets {
             tombstones.add(new SimpleRecord(now, GroupRecords.offsetCommitKey(group.groupId, tp), null));
         }
         if (andGroup) {
+            if (group.isConsumerGroup()) {
+                tombstones.addAll(ConsumerGroupRecords.deletion(group.groupId, now));
+            }
             tombstones.add(new SimpleRecord(now, GroupRecords.groupMetadataKey(group.groupId), null));
         }
         if (tombstones.isEmpty()) {
@@ -280,7 +317,7 @@ public final class GroupOffsets {
             synchronized (group) {
                 if (group.gone()) {
                     pending.put(groupId, done(Errors.GROUP_ID_NOT_FOUND));
-                } else if (!group.is(State.EMPTY)) {
+                } else if (!group.is(State.EMPTY) || !group.hasNoMembers()) {
                     pending.put(groupId, done(Errors.NON_EMPTY_GROUP));
                 } else {
                     Set<TopicPartition> all = new java.util.LinkedHashSet<>(group.offsets.keySet());
@@ -312,6 +349,11 @@ public final class GroupOffsets {
                     List.of(), DescribeGroupsResponse.AUTHORIZED_OPERATIONS_OMITTED);
         }
         synchronized (group) {
+            if (group.isConsumerGroup()) {
+                // Kafka 4: DescribeGroups describes classic groups only (the handler answers Dead before v6)
+                return DescribeGroupsResponse.groupError(groupId, Errors.GROUP_ID_NOT_FOUND,
+                        "Group " + groupId + " is not a classic group.");
+            }
             boolean stable = group.is(State.STABLE);
             List<DescribeGroupsResponseData.DescribedGroupMember> members = new ArrayList<>();
             for (GroupMember m : group.members()) {
@@ -333,21 +375,20 @@ public final class GroupOffsets {
 
     /** Groups in one of {@code states} (all when empty), of one of {@code types} (all when empty). */
     public List<ListGroupsResponseData.ListedGroup> list(Collection<String> states, Collection<String> types) {
-        boolean typeMatches = types.isEmpty() || types.stream().anyMatch(CLASSIC::equalsIgnoreCase);
+        boolean classic = types.isEmpty() || types.stream().anyMatch(CLASSIC::equalsIgnoreCase);
+        boolean consumer = types.isEmpty() || types.stream().anyMatch(CONSUMER::equalsIgnoreCase);
         List<ListGroupsResponseData.ListedGroup> out = new ArrayList<>();
-        if (!typeMatches) {
-            return out;
-        }
         for (ClassicGroup group : coordinator.groups.values()) {
             synchronized (group) {
-                String state = group.state().kafkaName;
-                if (group.gone()
+                boolean isConsumer = group.isConsumerGroup();
+                String state = isConsumer ? group.consumer.stateName() : group.state().kafkaName;
+                if (group.gone() || !(isConsumer ? consumer : classic)
                         || (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state)))) {
                     continue;
                 }
                 out.add(new ListGroupsResponseData.ListedGroup().setGroupId(group.groupId)
-                        .setProtocolType(group.protocolType == null ? "" : group.protocolType)
-                        .setGroupState(state).setGroupType(CLASSIC));
+                        .setProtocolType(isConsumer ? CONSUMER : group.protocolType == null ? "" : group.protocolType)
+                        .setGroupState(state).setGroupType(isConsumer ? CONSUMER : CLASSIC));
             }
         }
         out.sort(java.util.Comparator.comparing(ListGroupsResponseData.ListedGroup::groupId));
@@ -374,7 +415,17 @@ public final class GroupOffsets {
                     continue;
                 }
                 List<TopicPartition> due = new ArrayList<>();
-                if (group.is(State.EMPTY)) {
+                if (group.isConsumerGroup()) {
+                    // Kafka: a consumer group's offsets expire from their commit, when the group is empty or
+                    // no longer subscribes to their topic
+                    Set<String> subscribed = coordinator.consumerGroups().subscribedTopics(group);
+                    group.offsets.forEach((tp, v) -> {
+                        if (!subscribed.contains(tp.topic()) && now - v.commitTimestampMs() >= retention
+                                && !group.hasPendingOffset(tp)) {
+                            due.add(tp);
+                        }
+                    });
+                } else if (group.is(State.EMPTY)) {
                     boolean neverHadMembers = group.protocolType == null;
                     for (Map.Entry<TopicPartition, GroupRecords.OffsetValue> e : group.offsets.entrySet()) {
                         long base = neverHadMembers ? e.getValue().commitTimestampMs()
@@ -397,7 +448,7 @@ public final class GroupOffsets {
                 }
                 // an empty group whose offsets are all gone is deleted (as Kafka does, also one that never had
                 // any), unless a transaction is open in it
-                boolean removeGroup = group.is(State.EMPTY) && due.size() == group.offsets.size()
+                boolean removeGroup = group.is(State.EMPTY) && group.hasNoMembers() && due.size() == group.offsets.size()
                         && !group.hasPendingOffsets();
                 if (due.isEmpty() && !removeGroup) {
                     continue;
@@ -444,6 +495,7 @@ public final class GroupOffsets {
      * @return how many groups were dropped
      */
     public int unload(java.util.function.Predicate<String> which) {
+        consumerLoader.clear(which);
         int n = 0;
         for (ClassicGroup group : List.copyOf(coordinator.groups.values())) {
             if (which.test(group.groupId) && coordinator.groups.remove(group.groupId, group)) {
@@ -467,6 +519,13 @@ public final class GroupOffsets {
             return;
         }
         try {
+            if (ConsumerGroupCoordinator.isConsumerGroupKey(key)) {
+                String groupId = consumerLoader.replay(key, value);
+                if (groupId != null) {
+                    coordinator.getOrCreate(groupId); // its offsets and its consumer state share one group
+                }
+                return;
+            }
             GroupRecords.Key k = GroupRecords.readKey(key);
             if (k.isOffsetCommit()) {
                 if (value == null) {
@@ -510,6 +569,11 @@ public final class GroupOffsets {
 
     /** As {@link #completeLoad()}, for the groups {@code which} accepts (one offsets partition's). */
     public void completeLoad(java.util.function.Predicate<String> which) {
+        ConsumerGroupCoordinator consumerGroups = coordinator.consumerGroups();
+        if (consumerGroups != null) {
+            consumerGroups.completeLoad(consumerLoader, which);
+        }
+        consumerLoader.clear(which);
         for (ClassicGroup group : coordinator.groups.values()) {
             if (!which.test(group.groupId)) {
                 continue;

@@ -237,10 +237,18 @@ public final class TransactionalOffsets {
         if (group.gone()) {
             return Errors.COORDINATOR_NOT_AVAILABLE;
         }
+        boolean namesMember = generationId >= 0 || (memberId != null && !memberId.isEmpty()) || instanceId != null;
+        if (group.isConsumerGroup()) {
+            if (!namesMember) {
+                return Errors.NONE;
+            }
+            Errors e = ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, -1);
+            // a producer's offset commit understands ILLEGAL_GENERATION (CommitFailedException), not the epoch errors
+            return e == Errors.STALE_MEMBER_EPOCH || e == Errors.FENCED_MEMBER_EPOCH ? Errors.ILLEGAL_GENERATION : e;
+        }
         if (generationId < 0 && group.is(State.EMPTY)) {
             return Errors.NONE;
         }
-        boolean namesMember = generationId >= 0 || (memberId != null && !memberId.isEmpty()) || instanceId != null;
         if (!namesMember) {
             return Errors.NONE;
         }

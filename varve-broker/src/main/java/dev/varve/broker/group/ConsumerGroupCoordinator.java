@@ -1,0 +1,344 @@
+package dev.varve.broker.group;
+
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.message.ConsumerGroupDescribeResponseData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData;
+import org.apache.kafka.common.message.ConsumerGroupHeartbeatResponseData;
+import org.apache.kafka.common.protocol.Errors;
+import org.apache.kafka.common.record.internal.SimpleRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The coordinator of KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe), over the
+ * same groups, offsets and {@code __consumer_offsets} partitions as the classic protocol
+ * ({@link GroupCoordinator}).
+ *
+ * <p>Each heartbeat runs under the group's lock: {@link ConsumerGroupLogic} computes the next state,
+ * {@link ConsumerGroupRecords#changes} the records; once they are in the local log the state is
+ * installed (later heartbeats see it), and the member is answered when they are committed. A write
+ * refused locally changes nothing. Session and rebalance timeouts run on the {@link GroupTimer}.
+ *
+ * <p>Groups move between the protocols offline, as Kafka allows: the first consumer-protocol member
+ * turns an empty classic group (offsets only) into a consumer group, and the first classic member turns
+ * an empty consumer group back. A group with members of the other protocol refuses the newcomer.
+ */
+public final class ConsumerGroupCoordinator {
+    private static final Logger LOG = LoggerFactory.getLogger(ConsumerGroupCoordinator.class);
+
+    private final GroupCoordinator coordinator;
+    private final ConsumerGroupLogic logic;
+    private final GroupTopics topics;
+
+    public ConsumerGroupCoordinator(GroupCoordinator coordinator, ConsumerGroupLogic logic, GroupTopics topics) {
+        this.coordinator = coordinator;
+        this.logic = logic;
+        this.topics = topics;
+        coordinator.setConsumerGroups(this);
+    }
+
+    public ConsumerGroupLogic logic() {
+        return logic;
+    }
+
+    // ---------------------------------------------------------------- ConsumerGroupHeartbeat
+
+    public CompletableFuture<ConsumerGroupHeartbeatResponseData> heartbeat(ConsumerGroupHeartbeatRequestData req,
+                                                                          short version, String clientId,
+                                                                          String clientHost) {
+        if (req.groupId() == null || req.groupId().isEmpty()) {
+            return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
+        }
+        boolean joining = req.memberEpoch() == 0;
+        ClassicGroup group = joining ? coordinator.getOrCreate(req.groupId()) : coordinator.groups.get(req.groupId());
+        if (group == null) {
+            return error(Errors.UNKNOWN_MEMBER_ID, "Group " + req.groupId() + " has no member " + req.memberId() + ".");
+        }
+        CompletableFuture<ConsumerGroupHeartbeatResponseData> response = new CompletableFuture<>();
+        synchronized (group) {
+            if (group.gone()) {
+                return error(Errors.COORDINATOR_NOT_AVAILABLE, "Group " + req.groupId() + " is being deleted.");
+            }
+            if (!group.isConsumerGroup() && !group.hasNoMembers()) {
+                return error(Errors.GROUP_ID_NOT_FOUND, "Group " + req.groupId() + " is not a consumer group.");
+            }
+            ConsumerGroupState before = group.isConsumerGroup() ? group.consumer : ConsumerGroupState.EMPTY;
+            ConsumerGroupLogic.Step step;
+            try {
+                step = logic.heartbeat(before, req, version, clientId, clientHost, topics, UUID.randomUUID().toString());
+            } catch (ApiException e) {
+                return error(Errors.forException(e), e.getMessage());
+            }
+            install(group, before, step.next(), () -> response.complete(step.response()),
+                    error -> response.complete(errorData(error, null)));
+            if (group.consumer == step.next()) {
+                touched(group, before, step.next(), step.memberId(), req.memberEpoch());
+            }
+        }
+        return response;
+    }
+
+    /**
+     * Writes the change from {@code before} to {@code next} and installs {@code next} once it is in
+     * the local log; {@code ok} runs when it is committed, {@code failed} with the error otherwise.
+     * Called under the group's lock.
+     */
+    private void install(ClassicGroup group, ConsumerGroupState before, ConsumerGroupState next, Runnable ok,
+                         java.util.function.Consumer<Errors> failed) {
+        List<SimpleRecord> records = ConsumerGroupRecords.changes(group.groupId, before, next, coordinator.time.milliseconds());
+        if (records.isEmpty()) {
+            if (group.consumer != null || !next.isEmpty()) {
+                group.consumer = next;
+            }
+            ok.run();
+            return;
+        }
+        coordinator.write(group, records, lastOffset -> group.consumer = next, (error, lastOffset) -> {
+            if (error == Errors.NONE) {
+                ok.run();
+            } else {
+                failed.accept(error);
+            }
+        });
+    }
+
+    /** After a heartbeat's state is installed: the member's session restarts; revocations get a deadline. */
+    private void touched(ClassicGroup group, ConsumerGroupState before, ConsumerGroupState next, String memberId,
+                         int requestEpoch) {
+        ConsumerGroupMember member = next.members().get(memberId);
+        if (member == null) { // it left
+            cancel(group.consumerSessionTimers.remove(memberId));
+            cancel(group.consumerRebalanceTimers.remove(memberId));
+        } else {
+            scheduleSession(group, memberId);
+            ConsumerGroupMember was = before.members().get(memberId);
+            boolean revoking = member.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS;
+            boolean wasRevoking = was != null && was.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS
+                    && was.memberEpoch() == member.memberEpoch();
+            if (!revoking) {
+                cancel(group.consumerRebalanceTimers.remove(memberId));
+            } else if (!wasRevoking || !group.consumerRebalanceTimers.containsKey(memberId)) {
+                scheduleRebalance(group, member);
+            }
+        }
+        // a static member replaced under a new id: its old id's timers go
+        for (String gone : before.members().keySet()) {
+            if (!next.members().containsKey(gone) && !gone.equals(memberId)) {
+                cancel(group.consumerSessionTimers.remove(gone));
+                cancel(group.consumerRebalanceTimers.remove(gone));
+            }
+        }
+    }
+
+    private void scheduleSession(ClassicGroup group, String memberId) {
+        cancel(group.consumerSessionTimers.remove(memberId));
+        Runnable[] self = new Runnable[1];
+        self[0] = coordinator.timer.schedule(logic.config().sessionTimeoutMs(), () -> {
+            synchronized (group) {
+                if (group.consumerSessionTimers.get(memberId) != self[0] || coordinator.groups.get(group.groupId) != group) {
+                    return;
+                }
+                group.consumerSessionTimers.remove(memberId);
+                LOG.info("group {}: member {} missed its session timeout of {} ms", group.groupId, memberId,
+                        logic.config().sessionTimeoutMs());
+                fence(group, memberId);
+            }
+        });
+        group.consumerSessionTimers.put(memberId, self[0]);
+    }
+
+    private void scheduleRebalance(ClassicGroup group, ConsumerGroupMember member) {
+        cancel(group.consumerRebalanceTimers.remove(member.memberId()));
+        Runnable[] self = new Runnable[1];
+        int epoch = member.memberEpoch();
+        self[0] = coordinator.timer.schedule(member.rebalanceTimeoutMs(), () -> {
+            synchronized (group) {
+                if (group.consumerRebalanceTimers.get(member.memberId()) != self[0]
+                        || coordinator.groups.get(group.groupId) != group || group.consumer == null) {
+                    return;
+                }
+                group.consumerRebalanceTimers.remove(member.memberId());
+                ConsumerGroupMember now = group.consumer.members().get(member.memberId());
+                if (now != null && now.memberEpoch() == epoch
+                        && now.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS) {
+                    LOG.info("group {}: member {} did not revoke its partitions within its rebalance timeout of {} ms",
+                            group.groupId, member.memberId(), member.rebalanceTimeoutMs());
+                    fence(group, member.memberId());
+                }
+            }
+        });
+        group.consumerRebalanceTimers.put(member.memberId(), self[0]);
+    }
+
+    /** Removes a member whose session or rebalance timeout expired (under the group's lock). */
+    private void fence(ClassicGroup group, String memberId) {
+        if (group.consumer == null || !group.consumer.members().containsKey(memberId)) {
+            return;
+        }
+        cancel(group.consumerSessionTimers.remove(memberId));
+        cancel(group.consumerRebalanceTimers.remove(memberId));
+        ConsumerGroupState before = group.consumer;
+        install(group, before, logic.remove(before, memberId), () -> { },
+                error -> LOG.warn("group {}: removing member {} was not written: {}", group.groupId, memberId, error));
+    }
+
+    private static void cancel(Runnable timer) {
+        if (timer != null) {
+            timer.run();
+        }
+    }
+
+    // ---------------------------------------------------------------- ConsumerGroupDescribe
+
+    public ConsumerGroupDescribeResponseData.DescribedGroup describe(String groupId) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        ConsumerGroupDescribeResponseData.DescribedGroup out = new ConsumerGroupDescribeResponseData.DescribedGroup()
+                .setGroupId(groupId);
+        if (group == null) {
+            return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + groupId + " not found.");
+        }
+        synchronized (group) {
+            if (group.gone()) {
+                return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code()).setErrorMessage("Group " + groupId + " not found.");
+            }
+            if (!group.isConsumerGroup()) {
+                return out.setErrorCode(Errors.GROUP_ID_NOT_FOUND.code())
+                        .setErrorMessage("Group " + groupId + " is not a consumer group.");
+            }
+            ConsumerGroupState s = group.consumer;
+            out.setGroupState(s.stateName()).setGroupEpoch(s.groupEpoch()).setAssignmentEpoch(s.assignmentEpoch())
+                    .setAssignorName(logic.preferredAssignor(s.members().values()));
+            for (ConsumerGroupMember m : s.members().values()) {
+                out.members().add(new ConsumerGroupDescribeResponseData.Member()
+                        .setMemberId(m.memberId()).setInstanceId(m.instanceId()).setRackId(m.rackId())
+                        .setMemberEpoch(m.memberEpoch()).setClientId(m.clientId()).setClientHost(m.clientHost())
+                        .setSubscribedTopicNames(m.subscribedTopicNames()).setSubscribedTopicRegex(m.subscribedTopicRegex())
+                        .setAssignment(describeAssignment(m.assigned()))
+                        .setTargetAssignment(describeAssignment(s.targetOf(m.memberId())))
+                        .setMemberType((byte) 1));
+            }
+            return out;
+        }
+    }
+
+    private ConsumerGroupDescribeResponseData.Assignment describeAssignment(Map<Uuid, Set<Integer>> partitions) {
+        List<ConsumerGroupDescribeResponseData.TopicPartitions> tps = new ArrayList<>();
+        partitions.forEach((id, ps) -> {
+            String name = topics.nameOf(id);
+            if (name != null) {
+                tps.add(new ConsumerGroupDescribeResponseData.TopicPartitions().setTopicId(id).setTopicName(name)
+                        .setPartitions(ps.stream().sorted().toList()));
+            }
+        });
+        return new ConsumerGroupDescribeResponseData.Assignment().setTopicPartitions(tps);
+    }
+
+    // ---------------------------------------------------------------- offsets, the other protocol, replay
+
+    /**
+     * The error for an offset commit or fetch by a member of a consumer group: Kafka's rules. A commit
+     * without a member (an admin tool) needs an empty group; a member must exist and send its current
+     * epoch (STALE_MEMBER_EPOCH when behind, FENCED_MEMBER_EPOCH when ahead).
+     *
+     * @param commitVersion the OffsetCommit version, or -1 for a fetch
+     */
+    static Errors validateOffsets(ClassicGroup group, String memberId, int memberEpoch, int commitVersion) {
+        ConsumerGroupState s = group.consumer;
+        boolean anonymous = memberId == null || memberId.isEmpty();
+        if (commitVersion >= 0) {
+            if (memberEpoch < 0 && anonymous) {
+                return s.isEmpty() ? Errors.NONE : Errors.UNKNOWN_MEMBER_ID;
+            }
+            if (commitVersion < 9) {
+                return Errors.UNSUPPORTED_VERSION; // members of consumer groups commit with version 9 or later
+            }
+        } else if (memberEpoch < 0 && anonymous) {
+            return Errors.NONE; // a fetch outside the group
+        }
+        ConsumerGroupMember member = s.members().get(memberId);
+        if (member == null) {
+            return Errors.UNKNOWN_MEMBER_ID;
+        }
+        if (memberEpoch > member.memberEpoch()) {
+            return Errors.FENCED_MEMBER_EPOCH;
+        }
+        if (memberEpoch < member.memberEpoch()) {
+            return Errors.STALE_MEMBER_EPOCH;
+        }
+        return Errors.NONE;
+    }
+
+    /**
+     * A classic member joins a consumer group: allowed when it has no members, which turns it back into
+     * a classic group (its consumer-group records are deleted); refused otherwise.
+     */
+    Errors beforeClassicJoin(ClassicGroup group) {
+        if (!group.isConsumerGroup()) {
+            return Errors.NONE;
+        }
+        if (!group.consumer.isEmpty()) {
+            return Errors.INCONSISTENT_GROUP_PROTOCOL;
+        }
+        coordinator.write(group, ConsumerGroupRecords.deletion(group.groupId, coordinator.time.milliseconds()),
+                (error, offset) -> {
+                    if (error != Errors.NONE) {
+                        LOG.warn("group {}: deleting its consumer-group records failed: {}", group.groupId, error);
+                    }
+                });
+        group.consumer = null;
+        LOG.info("group {}: empty consumer group converted to a classic group", group.groupId);
+        return Errors.NONE;
+    }
+
+    /** After replay of a partition's groups: installs their consumer-group states and starts their sessions. */
+    void completeLoad(ConsumerGroupRecords.Loader loader, java.util.function.Predicate<String> which) {
+        loader.states().forEach((groupId, state) -> {
+            if (!which.test(groupId)) {
+                return;
+            }
+            ClassicGroup group = coordinator.getOrCreate(groupId);
+            synchronized (group) {
+                group.consumer = state;
+                for (ConsumerGroupMember m : state.members().values()) {
+                    scheduleSession(group, m.memberId());
+                    if (m.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS) {
+                        scheduleRebalance(group, m);
+                    }
+                }
+            }
+        });
+    }
+
+    /** The topics a consumer group's members subscribe to now (by name or regular expression). */
+    Set<String> subscribedTopics(ClassicGroup group) {
+        Set<String> out = new java.util.HashSet<>();
+        if (group.consumer != null) {
+            for (ConsumerGroupMember m : group.consumer.members().values()) {
+                out.addAll(logic.subscribedTopics(m, topics));
+            }
+        }
+        return out;
+    }
+
+    static boolean isConsumerGroupKey(ByteBuffer key) {
+        return key.remaining() >= 2 && ConsumerGroupRecords.isConsumerGroupRecord(key.duplicate().getShort());
+    }
+
+    private static CompletableFuture<ConsumerGroupHeartbeatResponseData> error(Errors error, String message) {
+        return CompletableFuture.completedFuture(errorData(error, message));
+    }
+
+    private static ConsumerGroupHeartbeatResponseData errorData(Errors error, String message) {
+        return new ConsumerGroupHeartbeatResponseData().setErrorCode(error.code())
+                .setErrorMessage(message != null ? message : error.message());
+    }
+}
