@@ -18,7 +18,9 @@
 # Broker timing, identical on both: group.initial.rebalance.delay.ms=0 (the peer Kafka's setting); KIP-848
 # heartbeat interval Kafka's default 5000 ms on both unless HEARTBEAT_MS is set, which then sets
 # group.consumer.heartbeat.interval.ms (and its minimum) on both. Classic members use the client's defaults
-# (heartbeat 3 s, session 45 s) on both. Everything else is each broker's default; one default that matters has no
+# (heartbeat 3 s, session 45 s) on both, or heartbeat.interval.ms=CLASSIC_HEARTBEAT_MS when that is set. Before the
+# leave and the rejoin the probe pauses a random fraction of the members' heartbeat interval, the same seeded
+# sequence on both brokers (see RebalanceProbe). Everything else is each broker's default; one default that matters has no
 # counterpart in Varve: Kafka 4.4 recomputes a KIP-848 group's target assignment at most once a second
 # (group.consumer.assignment.interval.ms=1000), in a background thread (group.consumer.assignor.offload.enable);
 # Varve computes it in the heartbeat that changed the group. KAFKA_PROPS / VARVE_PROPS add settings to one broker
@@ -73,7 +75,14 @@ probes() {
     echo "== $name $mode (load average $(cut -d' ' -f1-3 /proc/loadavg))" >> "$work/log"
     # one consumer = one polling thread + the client's own: small stacks keep 2 x MEMBERS threads cheap
     # shellcheck disable=SC2086 # PROBE_OPTS: JVM options, e.g. -Drebalance.trace=true (every callback in the log)
-    out=$(java -Xms512m -Xmx1g -Xss512k -XX:+UseG1GC ${PROBE_OPTS:-} -cp "$bench_jar" dev.varve.bench.RebalanceProbe \
+    local hb_ms opts=()
+    case "$mode" in
+      classic*) hb_ms=${CLASSIC_HEARTBEAT_MS:-3000}
+                [ -z "${CLASSIC_HEARTBEAT_MS:-}" ] || opts+=("-Drebalance.consumer=heartbeat.interval.ms=$CLASSIC_HEARTBEAT_MS") ;;
+      *) hb_ms=${HEARTBEAT_MS:-5000} ;;
+    esac
+    opts+=("-Drebalance.jitter.ms=$hb_ms")
+    out=$(java -Xms512m -Xmx1g -Xss512k -XX:+UseG1GC "${opts[@]}" ${PROBE_OPTS:-} -cp "$bench_jar" dev.varve.bench.RebalanceProbe \
         "$boot" "$mode" "$members" "$parts" "$runs" "$change" "$timeout_s" 2>>"$work/log" | tail -1) || true
     [ -n "$out" ] || out="failed"
     echo "$name $mode: $out" >> "$work/log"
@@ -119,14 +128,14 @@ fi
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "-"; else printf "%.2f", a/b }'; }
 field() { awk -v m="$2" -v i="$3" '$1 == m {print $i}' <<<"$1"; }
-hb=${HEARTBEAT_MS:-5000 (default)}
+hb=${HEARTBEAT_MS:-5000}
 echo
 echo "| $members members, $parts partitions, median of $runs runs, seconds | Varve | Kafka | Varve / Kafka |"
 echo "|---|---:|---:|---:|"
 for mode in $modes; do
   case "$mode" in
-    classic) label="classic, range (eager)" ;;
-    classic-cooperative) label="classic, cooperative-sticky" ;;
+    classic) label="classic, range (eager), heartbeat ${CLASSIC_HEARTBEAT_MS:-3000} ms" ;;
+    classic-cooperative) label="classic, cooperative-sticky, heartbeat ${CLASSIC_HEARTBEAT_MS:-3000} ms" ;;
     consumer) label="KIP-848, uniform, heartbeat $hb ms" ;;
     consumer-range) label="KIP-848, range, heartbeat $hb ms" ;;
     *) label=$mode ;;

@@ -51,6 +51,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </ul>
  * The client-side timing is the Java client's default in every mode (classic: heartbeat every 3 s, 45 s session);
  * a KIP-848 member's heartbeat interval is the broker's ({@code group.consumer.heartbeat.interval.ms}).
+ * {@code -Drebalance.consumer=key=value,key=value} adds consumer settings (e.g. {@code heartbeat.interval.ms=500}).
  *
  * <p>Creates the topic {@code rebalance-PARTITIONS} (RF 1) unless it exists; it stays empty: rebalance time is
  * about assignment, not data, and every member pauses the partitions it is given, so nothing is fetched. Each of
@@ -61,6 +62,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   <li>leave: CHANGE members (spread over the group) close, leaving the group;</li>
  *   <li>rejoin: CHANGE new consumers (constructed first) subscribe.</li>
  * </ol>
+ * Before the leave and the rejoin the probe pauses a random 0 to {@code -Drebalance.jitter.ms} (default 5000: set it
+ * to the members' heartbeat interval) ms, from a generator seeded with {@code -Drebalance.seed} (default 17), so both
+ * brokers see the same pauses: where a change falls in the members' heartbeat period decides how long it waits for
+ * their next heartbeats, and without the pause the probe's own pace would fix that point for every run.
  * Settled means: every live member's own view (its {@link ConsumerRebalanceListener} callbacks: assigned minus
  * revoked and lost) is disjoint from the others', together they hold every partition exactly once, and they are
  * balanced (the largest share at most one more than the smallest: what range, cooperative-sticky and uniform all
@@ -123,13 +128,17 @@ public final class RebalanceProbe {
         int change = args.length > 5 ? Integer.parseInt(args[5]) : 10;
         Duration timeout = Duration.ofSeconds(args.length > 6 ? Long.parseLong(args[6]) : 180);
         String topic = "rebalance-" + partitions;
+        Map<String, Object> overrides = consumerOverrides(System.getProperty("rebalance.consumer", ""));
+        long jitterMs = Long.getLong("rebalance.jitter.ms", 5_000);
+        // the same seed on both brokers: the same pauses before the leave and rejoin phases
+        java.util.Random jitter = new java.util.Random(Long.getLong("rebalance.seed", 17));
         createTopic(bootstrap, topic, partitions);
         double[][] seconds = new double[3][runs];
         for (int r = 0; r < runs; r++) {
             String group = "rebalance-" + mode + "-" + System.currentTimeMillis();
             Result result;
             try {
-                result = run(bootstrap, topic, group, mode, members, change, Map.of(), timeout);
+                result = run(bootstrap, topic, group, mode, members, change, overrides, timeout, jitter, jitterMs);
             } catch (NotSettledException e) {
                 System.err.println("run " + (r + 1) + " (" + group + "): " + e.getMessage());
                 System.out.println("timeout");
@@ -148,6 +157,21 @@ public final class RebalanceProbe {
         }
         System.out.printf("%.2f %.2f %.2f%n", median(seconds[0]), median(seconds[1]), median(seconds[2]));
         System.exit(0); // no client thread may keep the JVM up
+    }
+
+    /** "key=value,key=value" (-Drebalance.consumer): consumer settings on top of the mode's. */
+    static Map<String, Object> consumerOverrides(String spec) {
+        Map<String, Object> out = new HashMap<>();
+        for (String kv : spec.split(",")) {
+            if (!kv.isBlank()) {
+                int eq = kv.indexOf('=');
+                if (eq < 1) {
+                    throw new IllegalArgumentException("not key=value: " + kv);
+                }
+                out.put(kv.substring(0, eq).trim(), kv.substring(eq + 1).trim());
+            }
+        }
+        return out;
     }
 
     static double median(double[] values) {
@@ -182,6 +206,19 @@ public final class RebalanceProbe {
      */
     public static Result run(String bootstrap, String topic, String group, String mode, int members, int change,
                              Map<String, Object> overrides, Duration timeout) throws Exception {
+        return run(bootstrap, topic, group, mode, members, change, overrides, timeout, new java.util.Random(0), 0);
+    }
+
+    /**
+     * As {@link #run(String, String, String, String, int, int, Map, Duration)}, with a pause of a random 0 to
+     * {@code jitterMs} ms (drawn from {@code jitter}) before the leave and the rejoin phase, outside the timing.
+     * Members heartbeat on a fixed period, so how long a change waits for the next heartbeats depends on where in
+     * that period it falls; without the pause that phase would be set by the probe's own pace (the previous phase
+     * ends just after a round of heartbeats), the same in every run, and one broker could be lucky in every run.
+     */
+    public static Result run(String bootstrap, String topic, String group, String mode, int members, int change,
+                             Map<String, Object> overrides, Duration timeout, java.util.Random jitter, long jitterMs)
+            throws Exception {
         if (change < 1 || change >= members) {
             throw new IllegalArgumentException("CHANGE must be between 1 and MEMBERS - 1");
         }
@@ -209,6 +246,7 @@ public final class RebalanceProbe {
             for (int i = 0; i < change; i++) {
                 leaving.add(live.get(i * members / change));
             }
+            pause(jitter, jitterMs);
             t0 = System.nanoTime();
             leaving.forEach(Member::stop);
             live.removeAll(leaving);
@@ -224,6 +262,7 @@ public final class RebalanceProbe {
             }
             everyone.addAll(joining);
             live.addAll(joining);
+            pause(jitter, jitterMs);
             t0 = System.nanoTime();
             joining.forEach(Member::go);
             Phase rejoin = awaitSettled("rejoin", admin, group, live, partitions, t0, timeout);
@@ -233,6 +272,12 @@ public final class RebalanceProbe {
             for (Member m : everyone) {
                 m.awaitClosed();
             }
+        }
+    }
+
+    private static void pause(java.util.Random jitter, long jitterMs) throws InterruptedException {
+        if (jitterMs > 0) {
+            Thread.sleep((long) (jitter.nextDouble() * jitterMs));
         }
     }
 
