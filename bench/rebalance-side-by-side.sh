@@ -67,35 +67,31 @@ kafka_props="$broker_props"$'\n'"$(tr ' ' '\n' <<<"${KAFKA_PROPS:-}")"
 echo "Varve group settings: $(tr '\n' ' ' <<<"$varve_props")" >> "$work/log"
 echo "Kafka group settings: $(tr '\n' ' ' <<<"$kafka_props") (its peer script sets the first)" >> "$work/log"
 
-# $1 name, $2 bootstrap: one probe per mode; prints "MODE JOIN LEAVE REJOIN" lines (or "MODE timeout ...")
-probes() {
-  local name=$1 boot=$2 mode out
-  for mode in $modes; do
-    echo "== $name, $mode: $members members, $parts partitions, $runs runs (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    echo "== $name $mode (load average $(cut -d' ' -f1-3 /proc/loadavg))" >> "$work/log"
-    # one consumer = one polling thread + the client's own: small stacks keep 2 x MEMBERS threads cheap
-    # shellcheck disable=SC2086 # PROBE_OPTS: JVM options, e.g. -Drebalance.trace=true (every callback in the log)
-    local hb_ms opts=()
-    case "$mode" in
-      classic*) hb_ms=${CLASSIC_HEARTBEAT_MS:-3000}
-                [ -z "${CLASSIC_HEARTBEAT_MS:-}" ] || opts+=("-Drebalance.consumer=heartbeat.interval.ms=$CLASSIC_HEARTBEAT_MS") ;;
-      *) hb_ms=${HEARTBEAT_MS:-5000} ;;
-    esac
-    opts+=("-Drebalance.jitter.ms=$hb_ms")
-    out=$(java -Xms512m -Xmx1g -Xss512k -XX:+UseG1GC "${opts[@]}" ${PROBE_OPTS:-} -cp "$bench_jar" dev.varve.bench.RebalanceProbe \
-        "$boot" "$mode" "$members" "$parts" "$runs" "$change" "$timeout_s" 2>>"$work/log" | tail -1) || true
-    [ -n "$out" ] || out="failed"
-    echo "$name $mode: $out" >> "$work/log"
-    case "$out" in
-      [0-9]*) echo "$mode $out" ;;
-      *) echo "$mode $out - -" ;;
-    esac
-  done
+# $1 name, $2 bootstrap, $3 mode: prints "MODE JOIN LEAVE REJOIN" (or "MODE timeout - -")
+probe() {
+  local name=$1 boot=$2 mode=$3 out hb_ms opts=()
+  echo "== $name, $mode: $members members, $parts partitions, $runs runs (load average $(cut -d' ' -f1-3 /proc/loadavg))" >&2
+  echo "== $name $mode (load average $(cut -d' ' -f1-3 /proc/loadavg))" >> "$work/log"
+  case "$mode" in
+    classic*) hb_ms=${CLASSIC_HEARTBEAT_MS:-3000}
+              [ -z "${CLASSIC_HEARTBEAT_MS:-}" ] || opts+=("-Drebalance.consumer=heartbeat.interval.ms=$CLASSIC_HEARTBEAT_MS") ;;
+    *) hb_ms=${HEARTBEAT_MS:-5000} ;;
+  esac
+  opts+=("-Drebalance.jitter.ms=$hb_ms")
+  # one consumer = one polling thread + the client's own: small stacks keep 2 x MEMBERS threads cheap
+  # shellcheck disable=SC2086 # PROBE_OPTS: JVM options, e.g. -Drebalance.trace=true (every callback in the log)
+  out=$(java -Xms512m -Xmx1g -Xss512k -XX:+UseG1GC "${opts[@]}" ${PROBE_OPTS:-} -cp "$bench_jar" dev.varve.bench.RebalanceProbe \
+      "$boot" "$mode" "$members" "$parts" "$runs" "$change" "$timeout_s" 2>>"$work/log" | tail -1) || true
+  [ -n "$out" ] || out="failed"
+  echo "$name $mode: $out" >> "$work/log"
+  case "$out" in
+    [0-9]*) echo "$mode $out" ;;
+    *) echo "$mode $out - -" ;;
+  esac
 }
 
-v_out= k_out=
-if [ "${ONLY:-}" != kafka ]; then
-  echo "== Varve" >&2
+start_varve() { # a fresh broker and data directory; sets boot
+  rm -rf "$work/varve-data"
   # (its HTTP admin listener beside it, not on the default 9644 another broker on this machine may hold)
   printf 'listeners=PLAINTEXT://127.0.0.1:%s\nvarve.admin.listener=127.0.0.1:%s\nlog.dirs=%s/varve-data\n%s\n' \
     "$vport" "$((vport + 1))" "$work" "$varve_props" > "$work/varve.properties"
@@ -104,12 +100,12 @@ if [ "${ONLY:-}" != kafka ]; then
   varve_pid=$!
   for _ in $(seq 1 120); do grep -q "started in" "$work/varve.log" && break; sleep 0.5; done
   grep -q "started in" "$work/varve.log" || { echo "Varve did not start; see $work/varve.log" >&2; exit 1; }
-  v_out=$(probes varve "127.0.0.1:$vport")
-  kill -TERM "$varve_pid"; wait "$varve_pid" || true; varve_pid=
-fi
+  boot="127.0.0.1:$vport"
+}
+stop_varve() { kill -TERM "$varve_pid"; wait "$varve_pid" || true; varve_pid=; }
 
-if [ "${ONLY:-}" != varve ]; then
-  echo "== Apache Kafka" >&2
+start_kafka() { # a fresh single-node KRaft cluster; sets boot
+  local kboot
   kboot=$(PEER_HEAP=$heap "$peer" start 1 | tail -1)
   if [ -n "${HEARTBEAT_MS:-}${KAFKA_PROPS:-}" ]; then
     # the peer script writes its own server.properties: add the settings and start the node again
@@ -122,9 +118,25 @@ if [ "${ONLY:-}" != varve ]; then
       sleep 1
     done
   fi
-  k_out=$(probes kafka "$kboot")
-  "$peer" stop >/dev/null
-fi
+  boot=$kboot
+}
+stop_kafka() { "$peer" stop >/dev/null; }
+
+# One mode at a time on both brokers (Varve, then Kafka, each started afresh), so that a burst of other load on
+# this shared machine is less likely to fall on one broker's half of the whole run.
+v_out= k_out= boot=
+for mode in $modes; do
+  if [ "${ONLY:-}" != kafka ]; then
+    start_varve
+    v_out+="$(probe varve "$boot" "$mode")"$'\n'
+    stop_varve
+  fi
+  if [ "${ONLY:-}" != varve ]; then
+    start_kafka
+    k_out+="$(probe kafka "$boot" "$mode")"$'\n'
+    stop_kafka
+  fi
+done
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN{ if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/ || b == 0) print "-"; else printf "%.2f", a/b }'; }
 field() { awk -v m="$2" -v i="$3" '$1 == m {print $i}' <<<"$1"; }
