@@ -317,7 +317,7 @@ public final class Broker implements AutoCloseable {
         handlers.replaceAll(h -> dev.varve.broker.api.AuthorizingHandler.wrap(h, context));
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
-                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));
+                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null));
         dispatcher[0] = new RequestDispatcher(handlers);
         dispatcher[0].setQuotas(context.quotas());
         dispatcher[0].setMetrics(metrics.requests());

@@ -67,10 +67,11 @@ class MetadataQuorumToolsTest {
             assertThat(features.stdout()).containsPattern("Feature: metadata.version\\s+SupportedMinVersion: 3.3-IV3\\s+"
                             + "SupportedMaxVersion: 4.4-IV2\\s+FinalizedVersionLevel: 4.4-IV2")
                     .containsPattern("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+FinalizedVersionLevel: 2")
-                    .containsPattern("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 0\\s+FinalizedVersionLevel: 0");
+                    .containsPattern("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 1\\s+FinalizedVersionLevel: 1");
             FeatureMetadata fm = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS);
             assertThat(fm.finalizedFeatures().get("metadata.version").maxVersionLevel()).isEqualTo((short) 33);
-            assertThat(fm.finalizedFeatures()).doesNotContainKey("group.version");
+            assertThat(fm.finalizedFeatures().get("group.version").maxVersionLevel())
+                    .as("the KIP-848 consumer group protocol is on").isEqualTo((short) 1);
 
             // the quorum's leader dies: another voter leads in a later epoch, and reports the dead one lagging
             cluster.node(leader).kill();

@@ -23,6 +23,7 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
     public static final String TRANSACTION_VERSION_FEATURE = "transaction.version";
     private final Supplier<ApiVersionsResponseData.ApiVersionCollection> versions;
     private final short transactionVersion;
+    private final boolean consumerGroups;
 
     /**
      * A feature as Kafka's ApiVersions announces it: the levels this broker supports and the cluster's
@@ -40,17 +41,18 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
      * The features this broker announces, with Kafka 4.4's names: {@code metadata.version} finalized at
      * 4.4's level; {@code transaction.version} at the configured level (0-2); {@code kraft.version} at 0
      * (a static metadata quorum: voters are configured, not added and removed with KIP-853's RPCs);
-     * {@code group.version}, {@code share.version}, {@code streams.version} and
-     * {@code eligible.leader.replicas.version} supported only at 0 (not available: the consumer group
-     * protocol of KIP-848, share groups, Streams groups and ELR are not implemented), so a Kafka tool
-     * or client that checks a feature before using it is told the truth.
+     * {@code group.version} at 1 while the KIP-848 consumer protocol is offered (0 when
+     * {@code group.coordinator.rebalance.protocols} leaves it out); {@code share.version},
+     * {@code streams.version} and {@code eligible.leader.replicas.version} supported only at 0 (share
+     * groups, Streams groups and ELR are not implemented), so a Kafka tool or client that checks a feature
+     * before using it is told the truth.
      */
     public List<Feature> features() {
         return List.of(
                 new Feature(METADATA_VERSION_FEATURE, MIN_METADATA_VERSION, METADATA_VERSION, METADATA_VERSION),
                 new Feature("kraft.version", (short) 0, (short) 0, (short) 0),
                 new Feature(TRANSACTION_VERSION_FEATURE, (short) 0, (short) 2, transactionVersion),
-                new Feature("group.version", (short) 0, (short) 0, (short) 0),
+                new Feature("group.version", (short) 0, (short) 1, (short) (consumerGroups ? 1 : 0)),
                 new Feature("eligible.leader.replicas.version", (short) 0, (short) 0, (short) 0),
                 new Feature("share.version", (short) 0, (short) 0, (short) 0),
                 new Feature("streams.version", (short) 0, (short) 0, (short) 0));
@@ -59,17 +61,20 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
     public static final String METADATA_VERSION_FEATURE = "metadata.version";
 
     public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions) {
-        this(versions, (short) 0);
+        this(versions, (short) 0, false);
     }
 
     /**
      * @param transactionVersion the finalized level of {@code transaction.version} (0-2) announced from
      *                           ApiVersions v3 on: Kafka 4 clients use transactions V2 at 2
+     * @param consumerGroups     whether the KIP-848 consumer group protocol is offered ({@code group.version} 1)
      */
-    public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion) {
+    public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion,
+                              boolean consumerGroups) {
         super(ApiKeys.API_VERSIONS);
         this.versions = versions;
         this.transactionVersion = transactionVersion;
+        this.consumerGroups = consumerGroups;
     }
 
     @Override
