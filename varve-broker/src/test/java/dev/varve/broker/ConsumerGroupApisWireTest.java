@@ -275,6 +275,34 @@ class ConsumerGroupApisWireTest {
         }
     }
 
+    @Test
+    void aRegularExpressionSubscriptionFollowsTopicsAsTheyAreCreated() throws Exception {
+        try (Broker broker = start()) {
+            Uuid first = createTopic(broker, "orders-eu", 2);
+            createTopic(broker, "payments", 1);
+            short v = ApiKeys.CONSUMER_GROUP_HEARTBEAT.latestVersion();
+            try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
+                ConsumerGroupHeartbeatResponseData joined = heartbeat(c, join("re", "m", null)
+                        .setSubscribedTopicRegex("orders-.*"), v);
+                assertThat(error(joined)).isEqualTo(Errors.NONE);
+                assertThat(joined.assignment().topicPartitions()).singleElement().satisfies(tp -> {
+                    assertThat(tp.topicId()).isEqualTo(first);
+                    assertThat(tp.partitions()).containsExactlyInAnyOrder(0, 1);
+                });
+                Uuid second = createTopic(broker, "orders-us", 3);
+                ConsumerGroupHeartbeatResponseData next = heartbeat(c, new ConsumerGroupHeartbeatRequestData()
+                        .setGroupId("re").setMemberId("m").setMemberEpoch(joined.memberEpoch()).setTopicPartitions(owned(joined)), v);
+                assertThat(error(next)).isEqualTo(Errors.NONE);
+                assertThat(next.memberEpoch()).as("a new matching topic is a new group epoch").isGreaterThan(joined.memberEpoch());
+                assertThat(next.assignment().topicPartitions()).extracting(tp -> tp.topicId())
+                        .containsExactlyInAnyOrder(first, second);
+                ConsumerGroupDescribeResponse d = c.send(new ConsumerGroupDescribeRequest.Builder(
+                        new ConsumerGroupDescribeRequestData().setGroupIds(List.of("re"))), (short) 1);
+                assertThat(d.data().groups().get(0).members().get(0).subscribedTopicRegex()).isEqualTo("orders-.*");
+            }
+        }
+    }
+
     private static Errors error(ConsumerGroupHeartbeatResponseData r) {
         return Errors.forCode(r.errorCode());
     }
