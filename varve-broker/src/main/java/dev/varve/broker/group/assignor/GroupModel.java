@@ -7,6 +7,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -49,7 +50,11 @@ final class GroupModel {
         // Topics that exist and have at least one subscriber, in id order.
         Map<Uuid, TopicSpec> existing = spec.topics();
         java.util.TreeSet<Uuid> used = new java.util.TreeSet<>();
+        Set<Set<Uuid>> visited = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
         for (MemberSpec m : sorted) {
+            if (!visited.add(m.subscribedTopicIds())) {
+                continue;
+            }
             for (Uuid id : m.subscribedTopicIds()) {
                 if (id != null && existing.containsKey(id)) {
                     used.add(id);
@@ -77,16 +82,23 @@ final class GroupModel {
         this.memberTopics = new int[memberCount][];
         int[] subscriberCounts = new int[t];
         int[] scratch = new int[t];
+        // Members often share one subscription Set instance: index each instance once.
+        Map<Set<Uuid>, int[]> indexed = new IdentityHashMap<>();
         for (int m = 0; m < memberCount; m++) {
-            int n = 0;
-            for (Uuid id : sorted.get(m).subscribedTopicIds()) {
-                Integer ti = id == null ? null : topicIndex.get(id);
-                if (ti != null) {
-                    scratch[n++] = ti;
+            Set<Uuid> subscription = sorted.get(m).subscribedTopicIds();
+            int[] topics = indexed.get(subscription);
+            if (topics == null) {
+                int n = 0;
+                for (Uuid id : subscription) {
+                    Integer ti = id == null ? null : topicIndex.get(id);
+                    if (ti != null) {
+                        scratch[n++] = ti;
+                    }
                 }
+                topics = Arrays.copyOf(scratch, n);
+                Arrays.sort(topics); // a Set has no duplicates
+                indexed.put(subscription, topics);
             }
-            int[] topics = Arrays.copyOf(scratch, n);
-            Arrays.sort(topics); // a Set has no duplicates
             memberTopics[m] = topics;
             for (int ti : topics) {
                 subscriberCounts[ti]++;

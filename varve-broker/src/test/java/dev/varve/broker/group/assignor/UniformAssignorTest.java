@@ -57,6 +57,18 @@ class UniformAssignorTest {
     }
 
     @Test
+    void membersWithNothingToConsumeTakeNoPart() {
+        Uuid missing = new Uuid(9, 9);
+        AssignmentSpec spec = new AssignmentSpec(List.of(member("a", Set.of(T1), Map.of()), member("b", Set.of(T1), Map.of()),
+            member("c", Set.of(), Map.of(T1, Set.of(0))), member("d", Set.of(missing), Map.of(missing, Set.of(0)))),
+            topics(5, 1, 1));
+        Map<String, Map<Uuid, Set<Integer>>> result = uniform.assign(spec);
+        assertThat(result.get("c")).isEmpty();
+        assertThat(result.get("d")).isEmpty();
+        assertThat(AssignmentChecks.loads(result)).isEqualTo(Map.of("a", 3, "b", 2, "c", 0, "d", 0));
+    }
+
+    @Test
     void theMembersThatKeepTheMostGetTheExtraPartition() {
         // 7 partitions, 3 members: quotas 3, 2, 2. "c" holds 3 already, so it keeps them all.
         AssignmentSpec spec = new AssignmentSpec(List.of(
