@@ -7,10 +7,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * An indexed, primitive view of an {@link AssignmentSpec} shared by the assignors.
@@ -38,7 +40,7 @@ final class GroupModel {
     GroupModel(AssignmentSpec spec, Comparator<MemberSpec> memberOrder) {
         List<MemberSpec> sorted = new ArrayList<>(spec.members());
         sorted.sort(memberOrder);
-        Set<String> seen = new java.util.HashSet<>(sorted.size() * 2);
+        Set<String> seen = new HashSet<>(sorted.size() * 2);
         for (MemberSpec m : sorted) {
             if (!seen.add(m.memberId())) {
                 throw new IllegalArgumentException("Duplicate member id " + m.memberId());
@@ -49,8 +51,8 @@ final class GroupModel {
 
         // Topics that exist and have at least one subscriber, in id order.
         Map<Uuid, TopicSpec> existing = spec.topics();
-        java.util.TreeSet<Uuid> used = new java.util.TreeSet<>();
-        Set<Set<Uuid>> visited = java.util.Collections.newSetFromMap(new IdentityHashMap<>());
+        TreeSet<Uuid> used = new TreeSet<>();
+        Set<Set<Uuid>> visited = Collections.newSetFromMap(new IdentityHashMap<>());
         for (MemberSpec m : sorted) {
             if (!visited.add(m.subscribedTopicIds())) {
                 continue;
