@@ -292,6 +292,23 @@ public final class Broker implements AutoCloseable {
         if (scramStore != null) {
             handlers.add(dev.varve.broker.api.ScramCredentialsHandler.alter(scramStore));
         }
+        // finalized feature levels (UpdateFeatures): in the metadata image of a cluster, in a file of a single node
+        dev.varve.broker.security.LocalFeatureStore featureStore = clustered ? null
+                : new dev.varve.broker.security.LocalFeatureStore(firstDir);
+        java.util.function.Supplier<dev.varve.metadata.FinalizedFeatures> finalizedFeatures = featureStore != null
+                ? featureStore::features
+                : fromImage(replicaManager, dev.varve.metadata.MetadataImage::features, dev.varve.metadata.FinalizedFeatures.EMPTY);
+        RequestDispatcher[] dispatcher = new RequestDispatcher[1];
+        ApiVersionsHandler apiVersions = new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
+                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null, finalizedFeatures);
+        if (featureStore != null) {
+            handlers.add(new dev.varve.broker.api.UpdateFeaturesHandler(featureStore, apiVersions::levels));
+        }
+        if (consumerGroups != null) {
+            // group.version 0 (kafka-features disable) turns the consumer protocol off
+            consumerGroups.setEnabled(() -> apiVersions.features().stream()
+                    .anyMatch(f -> f.name().equals("group.version") && f.finalizedLevel() >= 1));
+        }
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
@@ -315,9 +332,7 @@ public final class Broker implements AutoCloseable {
         }
         // every API behind Kafka's authorization checks (nothing changes without an authorizer)
         handlers.replaceAll(h -> dev.varve.broker.api.AuthorizingHandler.wrap(h, context));
-        RequestDispatcher[] dispatcher = new RequestDispatcher[1];
-        handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
-                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null));
+        handlers.add(apiVersions);
         dispatcher[0] = new RequestDispatcher(handlers);
         dispatcher[0].setQuotas(context.quotas());
         dispatcher[0].setMetrics(metrics.requests());
@@ -415,7 +430,7 @@ public final class Broker implements AutoCloseable {
             org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS,
             org.apache.kafka.common.protocol.ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
-            org.apache.kafka.common.protocol.ApiKeys.ALTER_CLIENT_QUOTAS);
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_CLIENT_QUOTAS, org.apache.kafka.common.protocol.ApiKeys.UPDATE_FEATURES);
 
 
     /**

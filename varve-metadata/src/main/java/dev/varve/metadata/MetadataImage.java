@@ -42,7 +42,7 @@ import java.util.TreeMap;
 public final class MetadataImage {
     /** The image before the first record: offset -1. */
     public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0,
-            ScramCredentials.EMPTY, Acls.EMPTY, ClientQuotas.EMPTY);
+            ScramCredentials.EMPTY, Acls.EMPTY, ClientQuotas.EMPTY, FinalizedFeatures.EMPTY);
     /** The resource holding cluster-wide broker config defaults (Kafka's empty broker name). */
     public static final ConfigResource CLUSTER_DEFAULTS = new ConfigResource(ConfigResource.Type.BROKER, "");
 
@@ -55,10 +55,12 @@ public final class MetadataImage {
     private final ScramCredentials scram;
     private final Acls acls;
     private final ClientQuotas quotas;
+    private final FinalizedFeatures features;
 
     private MetadataImage(long offset, Map<Integer, BrokerRegistration> brokers, Map<Uuid, TopicImage> topicsById,
                           Map<String, TopicImage> topicsByName, Map<ConfigResource, Map<String, String>> configs,
-                          long nextProducerId, ScramCredentials scram, Acls acls, ClientQuotas quotas) {
+                          long nextProducerId, ScramCredentials scram, Acls acls, ClientQuotas quotas,
+                          FinalizedFeatures features) {
         this.offset = offset;
         this.brokers = brokers;
         this.topicsById = topicsById;
@@ -68,6 +70,7 @@ public final class MetadataImage {
         this.scram = scram;
         this.acls = acls;
         this.quotas = quotas;
+        this.features = features;
     }
 
     /** Builds an image from a snapshot's records: {@code EMPTY.apply(offset, records)}. */
@@ -145,6 +148,11 @@ public final class MetadataImage {
         return quotas;
     }
 
+    /** The feature levels finalized with UpdateFeatures. */
+    public FinalizedFeatures features() {
+        return features;
+    }
+
     /** The cluster's ACLs. */
     public Acls acls() {
         return acls;
@@ -210,6 +218,8 @@ public final class MetadataImage {
             d.acls = d.acls.apply(record);
         } else if (record instanceof MetadataRecord.ClientQuota) {
             d.quotas = d.quotas.apply(record);
+        } else if (record instanceof MetadataRecord.FeatureLevel) {
+            d.features = d.features.apply(record);
         } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
                 || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
             // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
@@ -244,6 +254,7 @@ public final class MetadataImage {
         out.addAll(scram.toRecords());
         out.addAll(acls.toRecords());
         out.addAll(quotas.toRecords());
+        out.addAll(features.toRecords());
         return out;
     }
 
@@ -251,7 +262,7 @@ public final class MetadataImage {
     public boolean equals(Object o) {
         return o instanceof MetadataImage m && offset == m.offset && nextProducerId == m.nextProducerId
                 && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs)
-                && scram.equals(m.scram) && acls.equals(m.acls) && quotas.equals(m.quotas);
+                && scram.equals(m.scram) && acls.equals(m.acls) && quotas.equals(m.quotas) && features.equals(m.features);
     }
 
     @Override
@@ -278,6 +289,7 @@ public final class MetadataImage {
         private ScramCredentials scram;
         private Acls acls;
         private ClientQuotas quotas;
+        private FinalizedFeatures features;
 
         ImageDelta(MetadataImage base) {
             this.base = base;
@@ -285,6 +297,7 @@ public final class MetadataImage {
             this.scram = base.scram;
             this.acls = base.acls;
             this.quotas = base.quotas;
+            this.features = base.features;
         }
 
         BrokerRegistration brokerAtEpoch(int id, long epoch) {
@@ -419,7 +432,7 @@ public final class MetadataImage {
                     brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                     byId, byName,
                     configs == null ? base.configs : Collections.unmodifiableMap(configs),
-                    nextProducerId, scram, acls, quotas);
+                    nextProducerId, scram, acls, quotas, features);
         }
     }
 }

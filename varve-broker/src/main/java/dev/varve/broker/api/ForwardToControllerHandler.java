@@ -73,6 +73,8 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
                     (org.apache.kafka.common.message.AlterUserScramCredentialsResponseData) data);
             case ALTER_CLIENT_QUOTAS -> new org.apache.kafka.common.requests.AlterClientQuotasResponse(
                     (org.apache.kafka.common.message.AlterClientQuotasResponseData) data);
+            case UPDATE_FEATURES -> new org.apache.kafka.common.requests.UpdateFeaturesResponse(
+                    (org.apache.kafka.common.message.UpdateFeaturesResponseData) data);
             case CREATE_ACLS -> new org.apache.kafka.common.requests.CreateAclsResponse(
                     (org.apache.kafka.common.message.CreateAclsResponseData) data);
             case DELETE_ACLS -> new org.apache.kafka.common.requests.DeleteAclsResponse(

@@ -46,6 +46,13 @@ public final class ConsumerGroupCoordinator {
         coordinator.setConsumerGroups(this);
     }
 
+    /** Whether the protocol is on: {@code group.version} 1 or more (UpdateFeatures can turn it off). */
+    private volatile java.util.function.BooleanSupplier enabled = () -> true;
+
+    public void setEnabled(java.util.function.BooleanSupplier enabled) {
+        this.enabled = enabled;
+    }
+
     public ConsumerGroupLogic logic() {
         return logic;
     }
@@ -55,6 +62,9 @@ public final class ConsumerGroupCoordinator {
     public CompletableFuture<ConsumerGroupHeartbeatResponseData> heartbeat(ConsumerGroupHeartbeatRequestData req,
                                                                           short version, String clientId,
                                                                           String clientHost) {
+        if (!enabled.getAsBoolean()) {
+            return error(Errors.UNSUPPORTED_VERSION, "The consumer group protocol is off: group.version is 0.");
+        }
         if (req.groupId() == null || req.groupId().isEmpty()) {
             return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
         }
