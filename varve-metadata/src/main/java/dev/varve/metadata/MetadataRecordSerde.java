@@ -235,6 +235,12 @@ public final class MetadataRecordSerde {
             w.putString(r.key());
             w.putLong(Double.doubleToLongBits(r.value()));
             w.putBool(r.remove());
+        } else if (record instanceof MetadataRecord.ControllerRegistration r) {
+            w.putInt(r.controllerId());
+            w.putUuid(r.directoryId());
+            w.putString(r.endpoint().name());
+            w.putString(r.endpoint().host());
+            w.putInt(r.endpoint().port());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -336,6 +342,9 @@ public final class MetadataRecordSerde {
                 }
                 return new MetadataRecord.ClientQuota(entity, r.getString(), Double.longBitsToDouble(r.getLong()), r.getBool());
             }
+            case 21:
+                return new MetadataRecord.ControllerRegistration(r.getInt(), r.getUuid(),
+                        new Endpoint(r.getString(), r.getString(), r.getInt()));
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }
