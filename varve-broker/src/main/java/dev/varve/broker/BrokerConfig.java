@@ -206,7 +206,9 @@ public final class BrokerConfig {
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
             .define(PROCESS_ROLES, LIST, "", HIGH, "broker, controller, or both; empty: the single-node default without a quorum.")
-            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The metadata quorum: id@host:port,... (the port is that node's Raft endpoint).")
+            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The voters the metadata quorum is formed with: id@host:port,..."
+                    + " (the port is that node's Raft endpoint). It names the cluster and stays the same on every node;"
+                    + " later membership changes (kafka-metadata-quorum.sh add-controller/remove-controller) live in the Raft log.")
             .define(CONTROLLER_LISTENER_NAMES, LIST, "CONTROLLER", HIGH, "Listeners that are Raft endpoints, not Kafka-protocol listeners.")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
@@ -391,16 +393,20 @@ public final class BrokerConfig {
                     "process.roles and controller.quorum.voters are set together (neither: the single-node default)");
         }
         if (roles.contains("controller")) {
+            // a controller outside the voters starts as an observer of the quorum (KIP-853): it follows the
+            // metadata log once the active controller has added it, and AddRaftVoter can make it a voter
             java.net.InetSocketAddress self = voters.get(nodeId());
-            if (self == null) {
-                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, String.join(",", rawList(CONTROLLER_QUORUM_VOTERS)),
-                        "a controller's node.id " + nodeId() + " must be one of the voters");
-            }
             if (controllerListener().isEmpty()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)),
                         "a controller needs a listener named in controller.listener.names " + controllerListenerNames());
             }
-            if (controllerListener().get().port() != self.getPort()) {
+            if (self == null && (controllerListener().get().port() == 0 || controllerListener().get().host() == null
+                    || controllerListener().get().host().isBlank())) {
+                throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "controller " + nodeId()
+                        + " is not among controller.quorum.voters, so its controller listener is its Raft endpoint for"
+                        + " the other controllers: it needs a host and a fixed port");
+            }
+            if (self != null && controllerListener().get().port() != self.getPort()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "the controller listener's port "
                         + controllerListener().get().port() + " differs from this node's voter port " + self.getPort());
             }

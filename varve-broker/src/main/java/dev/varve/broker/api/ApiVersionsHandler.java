@@ -39,8 +39,9 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
 
     /**
      * The features this broker announces, with Kafka 4.4's names: {@code metadata.version} finalized at
-     * 4.4's level; {@code transaction.version} at the configured level (0-2); {@code kraft.version} at 0
-     * (a static metadata quorum: voters are configured, not added and removed with KIP-853's RPCs);
+     * 4.4's level; {@code transaction.version} at the configured level (0-2); {@code kraft.version} at 1
+     * in a cluster (the metadata quorum's voters are added and removed with KIP-853's AddRaftVoter and
+     * RemoveRaftVoter) and at 0 on a single node (no quorum);
      * {@code group.version} at 1 while the KIP-848 consumer protocol is offered (0 when
      * {@code group.coordinator.rebalance.protocols} leaves it out); {@code share.version},
      * {@code streams.version} and {@code eligible.leader.replicas.version} supported only at 0 (share
@@ -50,7 +51,7 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
     public List<Feature> features() {
         return List.of(
                 new Feature(METADATA_VERSION_FEATURE, MIN_METADATA_VERSION, METADATA_VERSION, METADATA_VERSION),
-                new Feature("kraft.version", (short) 0, (short) 0, (short) 0),
+                new Feature("kraft.version", (short) 0, (short) (dynamicQuorum ? 1 : 0), (short) (dynamicQuorum ? 1 : 0)),
                 new Feature(TRANSACTION_VERSION_FEATURE, (short) 0, (short) 2, transactionVersion),
                 new Feature("group.version", (short) 0, (short) 1, (short) (consumerGroups ? 1 : 0)),
                 new Feature("eligible.leader.replicas.version", (short) 0, (short) 0, (short) 0),
@@ -71,11 +72,23 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
      */
     public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion,
                               boolean consumerGroups) {
+        this(versions, transactionVersion, consumerGroups, false);
+    }
+
+    /**
+     * As above; {@code dynamicQuorum}: the node belongs to a cluster whose metadata quorum changes its
+     * voters (KIP-853, {@code kraft.version} 1).
+     */
+    public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion,
+                              boolean consumerGroups, boolean dynamicQuorum) {
         super(ApiKeys.API_VERSIONS);
         this.versions = versions;
         this.transactionVersion = transactionVersion;
         this.consumerGroups = consumerGroups;
+        this.dynamicQuorum = dynamicQuorum;
     }
+
+    private final boolean dynamicQuorum;
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
