@@ -79,6 +79,8 @@ public final class BrokerConfig {
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
+    /** Kafka's key: more Raft endpoints (host:port) through which a node finds the active controller. */
+    public static final String CONTROLLER_QUORUM_BOOTSTRAP_SERVERS = "controller.quorum.bootstrap.servers";
     public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
     public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
@@ -230,6 +232,9 @@ public final class BrokerConfig {
             .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, MEDIUM, "The controller moves leadership back to each partition's preferred replica when it is in sync.")
             .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), MEDIUM, "How often the controller runs preferred-leader elections.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
+            .define(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, LIST, "", MEDIUM, "Raft endpoints (host:port,...) of controllers"
+                    + " through which this node finds the active controller, besides those of controller.quorum.voters:"
+                    + " list the current controllers here once the initial voters were replaced (add-controller/remove-controller).")
             .define(REPLICA_FETCH_VERIFY_SOURCE, BOOLEAN, true, MEDIUM, "A leader takes a fetch as a follower's only from an address of that follower's advertised hosts.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
@@ -388,6 +393,7 @@ public final class BrokerConfig {
             }
         }
         Map<Integer, java.net.InetSocketAddress> voters = quorumVoters();
+        quorumBootstrapServers();
         if (roles.isEmpty() != voters.isEmpty()) {
             throw new ConfigException(roles.isEmpty() ? PROCESS_ROLES : CONTROLLER_QUORUM_VOTERS, "",
                     "process.roles and controller.quorum.voters are set together (neither: the single-node default)");
@@ -484,6 +490,36 @@ public final class BrokerConfig {
             if (out.put(id, java.net.InetSocketAddress.createUnresolved(host, port)) != null) {
                 throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "voter " + id + " is listed twice");
             }
+        }
+        return out;
+    }
+
+    /** {@code controller.quorum.bootstrap.servers} parsed: host:port entries, in the order given. */
+    public List<java.net.InetSocketAddress> quorumBootstrapServers() {
+        List<java.net.InetSocketAddress> out = new ArrayList<>();
+        for (String v : rawList(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS)) {
+            String entry = v.trim();
+            if (entry.isEmpty()) {
+                continue;
+            }
+            int colon = entry.lastIndexOf(':');
+            if (colon <= 0 || colon == entry.length() - 1) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port");
+            }
+            String host = entry.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(entry.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "the port must be a number");
+            }
+            if (host.isEmpty() || port <= 0 || port > 65535) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port with a port of 1-65535");
+            }
+            out.add(java.net.InetSocketAddress.createUnresolved(host, port));
         }
         return out;
     }

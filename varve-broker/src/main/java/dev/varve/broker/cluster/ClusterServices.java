@@ -119,7 +119,8 @@ public final class ClusterServices implements AutoCloseable {
         // 1. the topic registry (and log configs) follow the image
         publisher.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000,
+        this.channel = new ControllerChannel(new ControllerClient(voters, config.quorumBootstrapServers(), clusterId,
+                CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000,
                 security.quorumTls()), 30_000, timer);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());

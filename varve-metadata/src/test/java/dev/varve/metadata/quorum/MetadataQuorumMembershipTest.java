@@ -139,6 +139,16 @@ class MetadataQuorumMembershipTest {
         awaitHas(4, expected);
         await().atMost(BOUND).until(() -> cluster.quorum(4).membership().voters().keySet().equals(voters.keySet()));
 
+        // node 4 restarts from its storage as the voter it became (its configuration says observer)
+        cluster.stop(4);
+        cluster.start(4, true);
+        await().atMost(BOUND).until(() -> cluster.quorum(4).membership().voters().keySet().equals(voters.keySet()));
+        for (int i = 0; i < 5; i++) {
+            expected.add("r" + i);
+            append("r" + i);
+        }
+        awaitHas(4, expected);
+
         // remove the leader itself: it hands leadership to another voter first; it keeps following as an observer
         int old = awaitLeader();
         int successor = voters.keySet().stream().filter(id -> id != old).findFirst().orElseThrow();

@@ -197,5 +197,19 @@ class QuorumMembershipControlTest {
         for (int id : cluster.running.keySet()) {
             await().atMost(Duration.ofSeconds(20)).until(() -> cluster.quorum(id).membership().voters().size() == 3);
         }
+
+        // controller.quorum.bootstrap.servers: a client that knows only a dead voter and node 4's endpoint
+        // (id unknown) finds the active controller through it
+        try (ControllerClient viaBootstrap = new ControllerClient(
+                Map.of(99, new InetSocketAddress("127.0.0.1", TestCluster.freePort())),
+                List.of(cluster.observers.get(4)), CLUSTER, 2_000, 100, null)) {
+            ControllerClient direct = client;
+            client = viaBootstrap;
+            try {
+                assertThat(describe().leaderId()).isNotEqualTo(leader);
+            } finally {
+                client = direct;
+            }
+        }
     }
 }
