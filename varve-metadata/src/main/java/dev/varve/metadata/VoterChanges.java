@@ -20,8 +20,8 @@ import java.util.TreeMap;
  * {@link ControllerRegistration} record). Kafka's error codes for bad input:
  * <ul>
  *   <li>INCONSISTENT_CLUSTER_ID: the request names another cluster (a null cluster id is accepted);</li>
- *   <li>INVALID_REQUEST: no valid voter (negative id, zero directory id) or no endpoint for the
- *       controller listener;</li>
+ *   <li>INVALID_REQUEST: no valid voter (negative id, zero directory id) or, for AddRaftVoter, no endpoint
+ *       for the controller listener;</li>
  *   <li>REQUEST_TIMED_OUT: a membership change is in progress, or the controller to add is not a caught-up
  *       observer with that directory id (Kafka's "lagging behind"); the caller may try again;</li>
  *   <li>DUPLICATE_VOTER: the id is already a voter;</li>
@@ -134,8 +134,8 @@ public final class VoterChanges {
     }
 
     /**
-     * RemoveRaftVoter: removes voter {@code voterId} with its directory id (a zero directory id matches a
-     * voter that never registered one). A voter still in touch with the leader ({@code reachable}) stays
+     * RemoveRaftVoter: removes voter {@code voterId} with its directory id (which must not be zero, as in
+     * Kafka; any directory id matches a voter that never registered one). A voter still in touch with the leader ({@code reachable}) stays
      * an observer, as in Kafka, so it keeps following the log until it is shut down; one that is not is
      * dropped from the configuration.
      */
@@ -148,8 +148,9 @@ public final class VoterChanges {
         }
         int id = request.voterId();
         Uuid directory = request.voterDirectoryId() == null ? Uuid.ZERO_UUID : request.voterDirectoryId();
-        if (id < 0) {
-            return new Refuse(Errors.INVALID_REQUEST, "Remove voter request didn't include a valid voter (id " + id + ")");
+        if (id < 0 || Uuid.ZERO_UUID.equals(directory)) {
+            return new Refuse(Errors.INVALID_REQUEST, "Remove voter request didn't include a valid voter (id " + id
+                    + ", directory id " + directory + ")");
         }
         if (membership.changing()) {
             return inProgress();

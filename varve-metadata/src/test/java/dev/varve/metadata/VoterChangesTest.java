@@ -136,6 +136,8 @@ class VoterChangesTest {
                 .isEqualTo(Errors.INCONSISTENT_CLUSTER_ID);
         assertThat(refusal(VoterChanges.removeVoter(remove(-3, dir(2)), CLUSTER, 1, m, reg, Set.of())))
                 .isEqualTo(Errors.INVALID_REQUEST);
+        assertThat(refusal(VoterChanges.removeVoter(remove(2, Uuid.ZERO_UUID), CLUSTER, 1, m, reg, Set.of())))
+                .isEqualTo(Errors.INVALID_REQUEST);
         // not a voter (an observer is not one either), another directory
         assertThat(refusal(VoterChanges.removeVoter(remove(9, dir(9)), CLUSTER, 1, m, reg, Set.of()))).isEqualTo(Errors.VOTER_NOT_FOUND);
         assertThat(refusal(VoterChanges.removeVoter(remove(4, dir(4)), CLUSTER, 1, m, reg, Set.of()))).isEqualTo(Errors.VOTER_NOT_FOUND);
