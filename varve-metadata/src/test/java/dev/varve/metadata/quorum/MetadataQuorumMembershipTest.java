@@ -181,4 +181,30 @@ class MetadataQuorumMembershipTest {
         awaitHas(old, expected);
         assertThat(cluster.quorum(old).membership().voters()).doesNotContainKey(old);
     }
+
+    @Test
+    void anObserverJoiningAfterThePurgedLogGetsTheLeadersSnapshot() throws Exception {
+        cluster = new TestCluster(dir, 3, 0, b -> b.snapshotThresholdEntries(20).logSegmentBytes(64 * 1024));
+        cluster.startAll(true);
+        // ~4 KiB entries roll 64 KiB segments; snapshots every 20 entries let the leader purge them
+        String pad = "p".repeat(4096);
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 120; i++) {
+            expected.add("y" + i + pad);
+            append("y" + i + pad);
+        }
+        await().atMost(BOUND).until(() -> cluster.quorum(awaitLeader()).snapshotIndex() > 100);
+
+        RecordingListener four = cluster.startObserver(4, true);
+        MetadataQuorum.Membership m = cluster.quorum(awaitLeader()).membership();
+        change(m.voters(), Map.of(4, cluster.observers.get(4)));
+        awaitHas(4, expected);
+        assertThat(four.snapshotsLoaded).as("snapshot installed from the leader").isNotEmpty();
+        Map<Integer, InetSocketAddress> voters = new TreeMap<>(m.voters());
+        voters.put(4, cluster.observers.get(4));
+        change(voters, Map.of());
+        expected.add("z");
+        append("z");
+        awaitHas(4, expected);
+    }
 }
