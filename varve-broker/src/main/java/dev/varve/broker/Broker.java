@@ -109,8 +109,9 @@ public final class Broker implements AutoCloseable {
         File firstDir = config.logDirs().get(0);
         Files.createDirectories(firstDir.toPath());
         boolean clustered = config.clustered();
-        String clusterId = loadOrCreateClusterId(firstDir, config.nodeId(),
+        MetaProperties metaProperties = loadOrCreateMetaProperties(firstDir, config.nodeId(),
                 clustered ? dev.varve.broker.cluster.ClusterServices.clusterId(config) : null);
+        String clusterId = metaProperties.clusterId();
         // In a cluster the topics come from the metadata image; a single node keeps them in a file.
         TopicRegistry topics = clustered ? TopicRegistry.fromMetadata(config.defaultLogConfig())
                 : new TopicRegistry(firstDir, config.defaultLogConfig());
@@ -300,7 +301,8 @@ public final class Broker implements AutoCloseable {
                 : fromImage(replicaManager, dev.varve.metadata.MetadataImage::features, dev.varve.metadata.FinalizedFeatures.EMPTY);
         RequestDispatcher[] dispatcher = new RequestDispatcher[1];
         ApiVersionsHandler apiVersions = new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
-                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null, finalizedFeatures);
+                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null, finalizedFeatures,
+                clustered);
         if (featureStore != null) {
             handlers.add(new dev.varve.broker.api.UpdateFeaturesHandler(featureStore, apiVersions::levels));
         }
@@ -322,6 +324,11 @@ public final class Broker implements AutoCloseable {
             // the metadata quorum's state, as the active controller (Ratis' leader) sees it; a single node
             // has no quorum to describe and does not offer it
             handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM,
+                    () -> channel[0]));
+            // KIP-853: the quorum's membership (kafka-metadata-quorum.sh add-controller/remove-controller)
+            handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.ADD_RAFT_VOTER,
+                    () -> channel[0]));
+            handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.REMOVE_RAFT_VOTER,
                     () -> channel[0]));
             if (authorizer) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.CREATE_ACLS,
@@ -381,7 +388,8 @@ public final class Broker implements AutoCloseable {
         context.setAdvertised(advertised);
         if (clustered) {
             try {
-                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, security, clusterId, context, logManager, advertised,
+                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, security, clusterId,
+                        metaProperties.directoryId(), context, logManager, advertised,
                         List.of(coordinatorPartitions, transactionPartitions), timer);
             } catch (IOException | RuntimeException e) {
                 server.close();
@@ -518,14 +526,28 @@ public final class Broker implements AutoCloseable {
         return a.getHostString() + ":" + a.getPort();
     }
 
-    private static String loadOrCreateClusterId(File dir, int nodeId, String expected) throws IOException {
+    /**
+     * What {@code meta.properties} of the first log directory says (Kafka's format, version 1): the cluster
+     * id and this directory's {@code directory.id}, which Kafka's {@code kafka-metadata-quorum.sh add-controller}
+     * reads to name the controller it adds.
+     */
+    record MetaProperties(String clusterId, Uuid directoryId) {
+    }
+
+    /**
+     * Reads {@code meta.properties} of {@code dir}, refusing another node's or another cluster's; writes it
+     * at the first start, and adds a {@code directory.id} (a random Uuid, kept from then on) to one written
+     * before Varve had them.
+     */
+    static MetaProperties loadOrCreateMetaProperties(File dir, int nodeId, String expected) throws IOException {
         File meta = new File(dir, META_PROPERTIES);
         Properties props = new Properties();
+        String id = null;
         if (meta.exists()) {
             try (Reader r = Files.newBufferedReader(meta.toPath())) {
                 props.load(r);
             }
-            String id = props.getProperty("cluster.id");
+            id = props.getProperty("cluster.id");
             String node = props.getProperty("node.id");
             if (node != null && !node.equals(Integer.toString(nodeId))) {
                 throw new IllegalStateException(meta + " belongs to node " + node + ", not node.id=" + nodeId);
@@ -534,20 +556,35 @@ public final class Broker implements AutoCloseable {
                 throw new IllegalStateException(meta + " belongs to cluster " + id + ", but controller.quorum.voters "
                         + "make cluster " + expected + ": refusing to mix data of two clusters");
             }
-            if (id != null) {
-                return id;
+        }
+        Uuid directory = null;
+        String d = props.getProperty("directory.id");
+        if (d != null) {
+            try {
+                directory = Uuid.fromString(d.trim());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(meta + " has an invalid directory.id '" + d + "'", e);
             }
         }
-        String id = expected != null ? expected : Uuid.randomUuid().toString();
+        if (id != null && directory != null) {
+            return new MetaProperties(id, directory);
+        }
+        if (id == null) {
+            id = expected != null ? expected : Uuid.randomUuid().toString();
+        }
+        if (directory == null) {
+            directory = Uuid.randomUuid();
+        }
         props.setProperty("version", "1");
         props.setProperty("cluster.id", id);
         props.setProperty("node.id", Integer.toString(nodeId));
+        props.setProperty("directory.id", directory.toString());
         File tmp = new File(dir, META_PROPERTIES + ".tmp");
         try (Writer w = Files.newBufferedWriter(tmp.toPath())) {
             props.store(w, "Varve");
         }
         Files.move(tmp.toPath(), meta.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return id;
+        return new MetaProperties(id, directory);
     }
 
     /** Kafka's gauges of this broker's state, read at each scrape. */

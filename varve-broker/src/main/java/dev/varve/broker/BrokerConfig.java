@@ -79,6 +79,8 @@ public final class BrokerConfig {
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
+    /** Kafka's key: more Raft endpoints (host:port) through which a node finds the active controller. */
+    public static final String CONTROLLER_QUORUM_BOOTSTRAP_SERVERS = "controller.quorum.bootstrap.servers";
     public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
     public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
@@ -206,7 +208,9 @@ public final class BrokerConfig {
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
             .define(PROCESS_ROLES, LIST, "", HIGH, "broker, controller, or both; empty: the single-node default without a quorum.")
-            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The metadata quorum: id@host:port,... (the port is that node's Raft endpoint).")
+            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The voters the metadata quorum is formed with: id@host:port,..."
+                    + " (the port is that node's Raft endpoint). It names the cluster and stays the same on every node;"
+                    + " later membership changes (kafka-metadata-quorum.sh add-controller/remove-controller) live in the Raft log.")
             .define(CONTROLLER_LISTENER_NAMES, LIST, "CONTROLLER", HIGH, "Listeners that are Raft endpoints, not Kafka-protocol listeners.")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
@@ -228,6 +232,9 @@ public final class BrokerConfig {
             .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, MEDIUM, "The controller moves leadership back to each partition's preferred replica when it is in sync.")
             .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), MEDIUM, "How often the controller runs preferred-leader elections.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
+            .define(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, LIST, "", MEDIUM, "Raft endpoints (host:port,...) of controllers"
+                    + " through which this node finds the active controller, besides those of controller.quorum.voters:"
+                    + " list the current controllers here once the initial voters were replaced (add-controller/remove-controller).")
             .define(REPLICA_FETCH_VERIFY_SOURCE, BOOLEAN, true, MEDIUM, "A leader takes a fetch as a follower's only from an address of that follower's advertised hosts.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
@@ -386,21 +393,26 @@ public final class BrokerConfig {
             }
         }
         Map<Integer, java.net.InetSocketAddress> voters = quorumVoters();
+        quorumBootstrapServers();
         if (roles.isEmpty() != voters.isEmpty()) {
             throw new ConfigException(roles.isEmpty() ? PROCESS_ROLES : CONTROLLER_QUORUM_VOTERS, "",
                     "process.roles and controller.quorum.voters are set together (neither: the single-node default)");
         }
         if (roles.contains("controller")) {
+            // a controller outside the voters starts as an observer of the quorum (KIP-853): it follows the
+            // metadata log once the active controller has added it, and AddRaftVoter can make it a voter
             java.net.InetSocketAddress self = voters.get(nodeId());
-            if (self == null) {
-                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, String.join(",", rawList(CONTROLLER_QUORUM_VOTERS)),
-                        "a controller's node.id " + nodeId() + " must be one of the voters");
-            }
             if (controllerListener().isEmpty()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)),
                         "a controller needs a listener named in controller.listener.names " + controllerListenerNames());
             }
-            if (controllerListener().get().port() != self.getPort()) {
+            if (self == null && (controllerListener().get().port() == 0 || controllerListener().get().host() == null
+                    || controllerListener().get().host().isBlank())) {
+                throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "controller " + nodeId()
+                        + " is not among controller.quorum.voters, so its controller listener is its Raft endpoint for"
+                        + " the other controllers: it needs a host and a fixed port");
+            }
+            if (self != null && controllerListener().get().port() != self.getPort()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "the controller listener's port "
                         + controllerListener().get().port() + " differs from this node's voter port " + self.getPort());
             }
@@ -478,6 +490,36 @@ public final class BrokerConfig {
             if (out.put(id, java.net.InetSocketAddress.createUnresolved(host, port)) != null) {
                 throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "voter " + id + " is listed twice");
             }
+        }
+        return out;
+    }
+
+    /** {@code controller.quorum.bootstrap.servers} parsed: host:port entries, in the order given. */
+    public List<java.net.InetSocketAddress> quorumBootstrapServers() {
+        List<java.net.InetSocketAddress> out = new ArrayList<>();
+        for (String v : rawList(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS)) {
+            String entry = v.trim();
+            if (entry.isEmpty()) {
+                continue;
+            }
+            int colon = entry.lastIndexOf(':');
+            if (colon <= 0 || colon == entry.length() - 1) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port");
+            }
+            String host = entry.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(entry.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "the port must be a number");
+            }
+            if (host.isEmpty() || port <= 0 || port > 65535) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port with a port of 1-65535");
+            }
+            out.add(java.net.InetSocketAddress.createUnresolved(host, port));
         }
         return out;
     }

@@ -540,6 +540,25 @@ public sealed interface MetadataRecord {
         }
     }
 
+    /**
+     * A controller announced itself to the active controller (Kafka's ControllerRegistrationRecord, with the
+     * directory id Kafka keeps for voters in its VotersRecord): its Raft endpoint and the {@code directory.id}
+     * of its metadata log directory. Replaces an earlier registration of the same id. Whether the controller
+     * votes is the Raft configuration's business, not this record's.
+     */
+    record ControllerRegistration(int controllerId, Uuid directoryId, Endpoint endpoint) implements MetadataRecord {
+        public ControllerRegistration {
+            requireBrokerId(controllerId);
+            Objects.requireNonNull(directoryId, "directoryId");
+            Objects.requireNonNull(endpoint, "endpoint");
+        }
+
+        @Override
+        public short typeId() {
+            return 21;
+        }
+    }
+
     private static void requireScramMechanism(byte mechanism) {
         if (mechanism != 1 && mechanism != 2) {
             throw new IllegalArgumentException("unknown SCRAM mechanism type " + mechanism);

@@ -239,6 +239,12 @@ public final class MetadataRecordSerde {
             w.putString(r.name());
             w.putShort(r.level());
             w.putLong(r.epoch());
+        } else if (record instanceof MetadataRecord.ControllerRegistration r) {
+            w.putInt(r.controllerId());
+            w.putUuid(r.directoryId());
+            w.putString(r.endpoint().name());
+            w.putString(r.endpoint().host());
+            w.putInt(r.endpoint().port());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -342,6 +348,9 @@ public final class MetadataRecordSerde {
             }
             case 22:
                 return new MetadataRecord.FeatureLevel(r.getString(), r.getShort(), r.getLong());
+            case 21:
+                return new MetadataRecord.ControllerRegistration(r.getInt(), r.getUuid(),
+                        new Endpoint(r.getString(), r.getString(), r.getInt()));
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }

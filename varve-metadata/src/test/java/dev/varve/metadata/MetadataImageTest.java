@@ -66,7 +66,9 @@ class MetadataImageTest {
     void snapshotOfALargeImageReplaysEqual() {
         MetadataImage image = twoTopics(20_000).apply(7, List.of(
                 new ConfigRecord(ConfigResource.Type.TOPIC, "big", "retention.ms", "1"),
-                new ProducerIdBlock(0, 0, 3000)));
+                new ProducerIdBlock(0, 0, 3000),
+                new MetadataRecord.ControllerRegistration(4, new Uuid(4, 4), new MetadataRecord.Endpoint("CONTROLLER", "h4", 9093))));
+        assertThat(image.controllers()).containsOnlyKeys(4);
         List<MetadataRecord> snapshot = MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(image.toRecords()));
         assertThat(MetadataImage.fromSnapshot(7, snapshot)).isEqualTo(image);
     }

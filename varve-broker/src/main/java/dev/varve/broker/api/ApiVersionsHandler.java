@@ -45,8 +45,10 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
      * {@link dev.varve.metadata.FinalizedFeatures#SUPPORTED}, each at the level finalized with
      * UpdateFeatures or, before any, the level the broker's settings give it: {@code metadata.version}
      * at 4.4's level; {@code transaction.version} at {@code transaction.version} (0-2);
+     * {@code kraft.version} at 1 in a cluster (the metadata quorum's voters are added and removed with
+     * KIP-853's AddRaftVoter and RemoveRaftVoter) and at 0 on a single node (no quorum, supported 0 only);
      * {@code group.version} at 1 while the KIP-848 consumer protocol is offered (0 when
-     * {@code group.coordinator.rebalance.protocols} leaves it out); {@code kraft.version},
+     * {@code group.coordinator.rebalance.protocols} leaves it out);
      * {@code share.version}, {@code streams.version} and {@code eligible.leader.replicas.version}
      * supported only at 0 (not implemented), so a Kafka tool or client that checks a feature before using
      * it is told the truth.
@@ -55,6 +57,11 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
         dev.varve.metadata.FinalizedFeatures f = finalized.get();
         List<Feature> out = new java.util.ArrayList<>();
         for (dev.varve.metadata.FinalizedFeatures.Supported s : dev.varve.metadata.FinalizedFeatures.SUPPORTED) {
+            if (s.name().equals(dev.varve.metadata.FinalizedFeatures.KRAFT_VERSION)) {
+                short level = (short) (dynamicQuorum ? 1 : 0); // follows the quorum; never finalized by hand
+                out.add(new Feature(s.name(), (short) 0, level, level));
+                continue;
+            }
             out.add(new Feature(s.name(), s.min(), s.max(), f.level(s.name()).orElse(defaultLevel(s.name()))));
         }
         return out;
@@ -90,12 +97,25 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
      */
     public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion,
                               boolean consumerGroups, Supplier<dev.varve.metadata.FinalizedFeatures> finalized) {
+        this(versions, transactionVersion, consumerGroups, finalized, false);
+    }
+
+    /**
+     * As above; {@code dynamicQuorum}: the node belongs to a cluster whose metadata quorum changes its
+     * voters (KIP-853, {@code kraft.version} 1).
+     */
+    public ApiVersionsHandler(Supplier<ApiVersionsResponseData.ApiVersionCollection> versions, short transactionVersion,
+                              boolean consumerGroups, Supplier<dev.varve.metadata.FinalizedFeatures> finalized,
+                              boolean dynamicQuorum) {
         super(ApiKeys.API_VERSIONS);
         this.versions = versions;
         this.transactionVersion = transactionVersion;
         this.consumerGroups = consumerGroups;
         this.finalized = finalized;
+        this.dynamicQuorum = dynamicQuorum;
     }
+
+    private final boolean dynamicQuorum;
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
