@@ -352,6 +352,13 @@ class ControllerEnvelopeTest {
             }
             case REMOVE_RAFT_VOTER -> new org.apache.kafka.common.message.RemoveRaftVoterRequestData().setClusterId("c1")
                     .setVoterId(2).setVoterDirectoryId(new org.apache.kafka.common.Uuid(2, 2));
+            case UPDATE_FEATURES -> {
+                org.apache.kafka.common.message.UpdateFeaturesRequestData r = new org.apache.kafka.common.message.UpdateFeaturesRequestData()
+                        .setTimeoutMs(30_000).setValidateOnly(true);
+                r.featureUpdates().add(new org.apache.kafka.common.message.UpdateFeaturesRequestData.FeatureUpdateKey()
+                        .setFeature("transaction.version").setMaxVersionLevel((short) 1).setUpgradeType((byte) 2));
+                yield r;
+            }
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -446,6 +453,8 @@ class ControllerEnvelopeTest {
                     .setErrorCode(error).setErrorMessage("no");
             case REMOVE_RAFT_VOTER -> new org.apache.kafka.common.message.RemoveRaftVoterResponseData().setThrottleTimeMs(1)
                     .setErrorCode(error).setErrorMessage("no");
+            case UPDATE_FEATURES -> new org.apache.kafka.common.message.UpdateFeaturesResponseData().setThrottleTimeMs(1)
+                    .setErrorCode(Errors.INVALID_UPDATE_VERSION.code()).setErrorMessage("no");
             default -> throw new IllegalArgumentException(key.name);
         };
     }

@@ -73,6 +73,25 @@ class MetadataQuorumToolsTest {
             assertThat(fm.finalizedFeatures().get("group.version").maxVersionLevel())
                     .as("the KIP-848 consumer group protocol is on").isEqualTo((short) 1);
 
+            // kafka-features changes a level cluster-wide: the controller commits it, every broker announces it
+            KafkaTool.Result downgrade = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "downgrade", "--feature", "transaction.version=1"));
+            assertThat(downgrade.exitCode()).as(downgrade.toString()).isZero();
+            KafkaTool.Result refused = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "upgrade", "--feature", "metadata.version=20"));
+            assertThat(refused.exitCode()).as(refused.toString()).isNotZero();
+            for (var node : cluster.nodes()) {
+                try (org.apache.kafka.clients.admin.Admin one = org.apache.kafka.clients.admin.Admin.create(
+                        Map.of("bootstrap.servers", node.bootstrap()))) {
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(one.describeFeatures()
+                            .featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures().get("transaction.version")
+                            .maxVersionLevel()).as("node %d", node.id).isEqualTo((short) 1));
+                }
+            }
+            KafkaTool.Result upgrade = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "upgrade", "--feature", "transaction.version=2"));
+            assertThat(upgrade.exitCode()).as(upgrade.toString()).isZero();
+
             // the quorum's leader dies: another voter leads in a later epoch, and reports the dead one lagging
             cluster.node(leader).kill();
             await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
