@@ -97,6 +97,10 @@ public final class Broker implements AutoCloseable {
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
     private final GroupOffsets groupOffsets;
+    /** Share groups' data path (KIP-932), or null when they are not offered. */
+    private final dev.varve.broker.share.SharePartitionManager shares;
+    /** Who is a member of which share group: the share-group coordinator's (until it is wired in, everyone). */
+    private final dev.varve.broker.share.ShareGroupMembership shareMembership = dev.varve.broker.share.ShareGroupMembership.ANY_MEMBER;
     private final RequestDispatcher dispatcher;
     private final dev.varve.broker.metrics.BrokerMetrics metrics;
     private final dev.varve.broker.metrics.LogMetrics logMetrics;
@@ -254,6 +258,13 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeTransactionsHandler(transactions));
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
+        // Share groups (KIP-932), single node only: state in __share_group_state, replayed here
+        this.shares = config.shareGroupsEnabled() && !clustered ? shareGroups(replicaManager) : null;
+        if (shares != null) {
+            dev.varve.broker.api.ShareFetchHandler shareFetch = new dev.varve.broker.api.ShareFetchHandler(context, shares);
+            handlers.add(shareFetch);
+            handlers.add(new dev.varve.broker.api.ShareAcknowledgeHandler(context, shares, shareFetch));
+        }
         // client quotas: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null
                 : new dev.varve.broker.security.LocalQuotaStore(firstDir);
@@ -510,6 +521,38 @@ public final class Broker implements AutoCloseable {
     /** Whether this broker coordinates a group, or the groups of an offsets partition, now. */
     public dev.varve.broker.group.CoordinatorGate coordinatorGate() {
         return coordinatorPartitions != null ? coordinatorPartitions : dev.varve.broker.group.CoordinatorGate.ALWAYS;
+    }
+
+    /** The share-partition states (admin operations of share groups), or null when share groups are not offered. */
+    public dev.varve.broker.share.ShareStates shareStates() {
+        return shares;
+    }
+
+    /** The share-group data path: its state replayed from __share_group_state, its lock-expiry sweep started. */
+    private dev.varve.broker.share.SharePartitionManager shareGroups(ReplicaManager replicaManager) {
+        ShareStateTopic stateTopic = new ShareStateTopic(context, config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS),
+                config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES), Time.SYSTEM);
+        dev.varve.broker.share.ShareLogs logs = new dev.varve.broker.share.ShareLogs() {
+            @Override
+            public dev.varve.storage.PartitionLog log(org.apache.kafka.common.TopicPartition tp) {
+                return replicaManager.log(tp);
+            }
+
+            @Override
+            public String topicName(Uuid topicId) {
+                return context.topics().get(topicId).map(TopicRegistry.TopicInfo::name).orElse(null);
+            }
+
+            @Override
+            public void wake(org.apache.kafka.common.TopicPartition tp) {
+                purgatory.wake(tp);
+            }
+        };
+        dev.varve.broker.share.SharePartitionManager manager = new dev.varve.broker.share.SharePartitionManager(
+                config.shareConfig(), stateTopic, shareMembership, logs, Time.SYSTEM);
+        // acquisition locks expire within a tenth of a second of their time
+        scheduler.schedulePeriodic("share-lock-expiry", manager::expireLocks, 100, 100);
+        return manager;
     }
 
     public BrokerContext context() {

@@ -114,6 +114,17 @@ public final class BrokerConfig {
     public static final String GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
     public static final String GROUP_CONSUMER_MAX_SIZE = "group.consumer.max.size";
     public static final String GROUP_CONSUMER_ASSIGNORS = "group.consumer.assignors";
+    // Share groups (KIP-932): the data path's settings, Kafka's names, defaults and ranges
+    public static final String GROUP_SHARE_RECORD_LOCK_DURATION_MS = "group.share.record.lock.duration.ms";
+    public static final String GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS = "group.share.min.record.lock.duration.ms";
+    public static final String GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS = "group.share.max.record.lock.duration.ms";
+    public static final String GROUP_SHARE_DELIVERY_COUNT_LIMIT = "group.share.delivery.count.limit";
+    public static final String GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT = "group.share.min.delivery.count.limit";
+    public static final String GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT = "group.share.max.delivery.count.limit";
+    public static final String GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS = "group.share.partition.max.record.locks";
+    public static final String GROUP_SHARE_MAX_SHARE_SESSIONS = "group.share.max.share.sessions";
+    public static final String SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS = "share.coordinator.state.topic.num.partitions";
+    public static final String SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES = "share.coordinator.state.topic.segment.bytes";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
     static final Map<String, String> TOPIC_DEFAULTS;
@@ -267,7 +278,26 @@ public final class BrokerConfig {
             .define(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.consumer.heartbeat.interval.ms allowed.")
             .define(GROUP_CONSUMER_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one consumer-protocol group.")
             .define(GROUP_CONSUMER_ASSIGNORS, LIST, "uniform,range", MEDIUM,
-                    "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).");
+                    "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).")
+            .define(GROUP_SHARE_RECORD_LOCK_DURATION_MS, INT, 30_000, org.apache.kafka.common.config.ConfigDef.Range.between(1_000, 3_600_000), MEDIUM,
+                    "How long a share-group member holds the records it acquired before they are delivered again.")
+            .define(GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS, INT, 15_000, org.apache.kafka.common.config.ConfigDef.Range.between(1_000, 30_000), MEDIUM,
+                    "Smallest group.share.record.lock.duration.ms allowed.")
+            .define(GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS, INT, 60_000, org.apache.kafka.common.config.ConfigDef.Range.between(30_000, 3_600_000), MEDIUM,
+                    "Largest group.share.record.lock.duration.ms allowed.")
+            .define(GROUP_SHARE_DELIVERY_COUNT_LIMIT, INT, 5, org.apache.kafka.common.config.ConfigDef.Range.between(2, 10), MEDIUM,
+                    "Deliveries of a record to a share group before it is archived (never delivered again).")
+            .define(GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT, INT, 2, org.apache.kafka.common.config.ConfigDef.Range.between(2, 5), MEDIUM,
+                    "Smallest group.share.delivery.count.limit allowed.")
+            .define(GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT, INT, 10, org.apache.kafka.common.config.ConfigDef.Range.between(5, 25), MEDIUM,
+                    "Largest group.share.delivery.count.limit allowed.")
+            .define(GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS, INT, 2000, org.apache.kafka.common.config.ConfigDef.Range.between(100, 10_000), MEDIUM,
+                    "Most records in flight (from the share-partition start offset) per share-partition.")
+            .define(GROUP_SHARE_MAX_SHARE_SESSIONS, INT, 2000, atLeast(1), MEDIUM, "Most share sessions on this broker.")
+            .define(SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), MEDIUM,
+                    "Partitions of __share_group_state (fixed when it is created).")
+            .define(SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES, INT, 104_857_600, atLeast(1), MEDIUM,
+                    "Segment size of __share_group_state.");
 
     static {
         for (String key : dev.varve.storage.CleanerConfig.names()) {
@@ -347,11 +377,18 @@ public final class BrokerConfig {
 
     private void validate() {
         for (String p : rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)) {
-            if (!p.trim().equalsIgnoreCase("classic") && !p.trim().equalsIgnoreCase("consumer")) {
+            boolean share = p.trim().equalsIgnoreCase("share");
+            if (!p.trim().equalsIgnoreCase("classic") && !p.trim().equalsIgnoreCase("consumer") && !share) {
                 throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
-                        "Varve offers the classic and consumer protocols (share and streams groups are not implemented yet)");
+                        "Varve offers the classic, consumer and share protocols (streams groups are not implemented yet)");
+            }
+            if (share && clustered()) {
+                throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
+                        "share groups run on a single node only for now (share-partition state is not replicated between brokers yet)");
             }
         }
+        between(GROUP_SHARE_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS);
+        between(GROUP_SHARE_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT);
         if (rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().noneMatch(p -> p.trim().equalsIgnoreCase("classic"))) {
             throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, String.join(",", rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)),
                     "the classic protocol is required");
@@ -786,6 +823,18 @@ public final class BrokerConfig {
     /** Whether the KIP-848 consumer protocol is offered ({@code group.coordinator.rebalance.protocols}). */
     public boolean consumerProtocolEnabled() {
         return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("consumer"));
+    }
+
+    /** Whether share groups (KIP-932) are offered: {@code group.coordinator.rebalance.protocols} lists {@code share} (single node only). */
+    public boolean shareGroupsEnabled() {
+        return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("share"));
+    }
+
+    /** The share-group data path's settings. */
+    public dev.varve.broker.share.SharePartitionManager.Config shareConfig() {
+        return new dev.varve.broker.share.SharePartitionManager.Config(new dev.varve.broker.share.SharePartition.Config(
+                intValue(GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS), intValue(GROUP_SHARE_DELIVERY_COUNT_LIMIT),
+                intValue(GROUP_SHARE_RECORD_LOCK_DURATION_MS)), intValue(GROUP_SHARE_MAX_SHARE_SESSIONS));
     }
 
     /** The KIP-848 consumer protocol's settings. */
