@@ -165,6 +165,11 @@ public final class Broker implements AutoCloseable {
                 ? new dev.varve.broker.group.ConsumerGroupCoordinator(coordinator,
                         new dev.varve.broker.group.ConsumerGroupLogic(config.consumerGroupConfig()), groupTopics(context.topics()))
                 : null;
+        // KIP-932 share groups' membership (single node; the share partitions are the fetch path's)
+        dev.varve.broker.group.ShareGroupCoordinator shareGroups = config.shareProtocolEnabled()
+                ? new dev.varve.broker.group.ShareGroupCoordinator(coordinator,
+                        new dev.varve.broker.group.ShareGroupLogic(config.shareGroupConfig()), groupTopics(context.topics()))
+                : null;
         this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
@@ -243,6 +248,10 @@ public final class Broker implements AutoCloseable {
                 new OffsetDeleteHandler(context, groupOffsets),
                 new TxnOffsetCommitHandler(context, groupOffsets.transactional(), offsetsVerifier),
                 new OffsetForLeaderEpochHandler(context)));
+        if (shareGroups != null) {
+            handlers.add(new dev.varve.broker.api.ShareGroupHeartbeatHandler(shareGroups));
+            handlers.add(new dev.varve.broker.api.ShareGroupDescribeHandler(shareGroups));
+        }
         if (consumerGroups != null) {
             handlers.add(new dev.varve.broker.api.ConsumerGroupHeartbeatHandler(consumerGroups));
             handlers.add(new dev.varve.broker.api.ConsumerGroupDescribeHandler(consumerGroups));
