@@ -1,9 +1,7 @@
 package dev.varve.broker.group;
 
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.coordinator.group.generated.ShareGroupCurrentMemberAssignmentKey;
 import org.apache.kafka.coordinator.group.generated.ShareGroupCurrentMemberAssignmentValue;
@@ -51,20 +49,20 @@ public final class ShareGroupRecords {
         List<SimpleRecord> out = new ArrayList<>();
         for (String gone : before.members().keySet()) {
             if (!after.members().containsKey(gone)) {
-                out.add(tombstone(nowMs, new ShareGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(gone)));
-                out.add(tombstone(nowMs, new ShareGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(gone)));
-                out.add(tombstone(nowMs, new ShareGroupMemberMetadataKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ShareGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ShareGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ShareGroupMemberMetadataKey().setGroupId(groupId).setMemberId(gone)));
             }
         }
         for (ShareGroupState.Member m : after.members().values()) {
             if (!m.sameMetadata(before.members().get(m.memberId()))) {
-                out.add(record(nowMs, new ShareGroupMemberMetadataKey().setGroupId(groupId).setMemberId(m.memberId()),
+                out.add(CoordinatorRecordCodec.record(nowMs, new ShareGroupMemberMetadataKey().setGroupId(groupId).setMemberId(m.memberId()),
                         new ShareGroupMemberMetadataValue().setRackId(m.rackId()).setClientId(m.clientId())
                                 .setClientHost(m.clientHost()).setSubscribedTopicNames(m.subscribedTopicNames())));
             }
         }
         if (after.groupEpoch() != before.groupEpoch() || after.metadataHash() != before.metadataHash()) {
-            out.add(record(nowMs, new ShareGroupMetadataKey().setGroupId(groupId),
+            out.add(CoordinatorRecordCodec.record(nowMs, new ShareGroupMetadataKey().setGroupId(groupId),
                     new ShareGroupMetadataValue().setEpoch(after.groupEpoch()).setMetadataHash(after.metadataHash())));
         }
         for (Map.Entry<String, Map<Uuid, Set<Integer>>> e : after.target().entrySet()) {
@@ -72,12 +70,12 @@ public final class ShareGroupRecords {
                 List<ShareGroupTargetAssignmentMemberValue.TopicPartition> tps = new ArrayList<>();
                 e.getValue().forEach((t, ps) -> tps.add(new ShareGroupTargetAssignmentMemberValue.TopicPartition()
                         .setTopicId(t).setPartitions(ps.stream().sorted().toList())));
-                out.add(record(nowMs, new ShareGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(e.getKey()),
+                out.add(CoordinatorRecordCodec.record(nowMs, new ShareGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(e.getKey()),
                         new ShareGroupTargetAssignmentMemberValue().setTopicPartitions(tps)));
             }
         }
         if (after.assignmentEpoch() != before.assignmentEpoch()) {
-            out.add(record(nowMs, new ShareGroupTargetAssignmentMetadataKey().setGroupId(groupId),
+            out.add(CoordinatorRecordCodec.record(nowMs, new ShareGroupTargetAssignmentMetadataKey().setGroupId(groupId),
                     new ShareGroupTargetAssignmentMetadataValue().setAssignmentEpoch(after.assignmentEpoch())
                             .setAssignmentTimestamp(nowMs)));
         }
@@ -86,7 +84,7 @@ public final class ShareGroupRecords {
                 List<ShareGroupCurrentMemberAssignmentValue.TopicPartitions> tps = new ArrayList<>();
                 m.assigned().forEach((t, ps) -> tps.add(new ShareGroupCurrentMemberAssignmentValue.TopicPartitions()
                         .setTopicId(t).setPartitions(ps.stream().sorted().toList())));
-                out.add(record(nowMs, new ShareGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(m.memberId()),
+                out.add(CoordinatorRecordCodec.record(nowMs, new ShareGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(m.memberId()),
                         new ShareGroupCurrentMemberAssignmentValue().setMemberEpoch(m.memberEpoch())
                                 .setPreviousMemberEpoch(m.previousMemberEpoch()).setState((byte) 0)
                                 .setAssignedPartitions(tps)));
@@ -97,17 +95,8 @@ public final class ShareGroupRecords {
 
     /** The tombstones of an empty share group's own records. */
     public static List<SimpleRecord> deletion(String groupId, long nowMs) {
-        return List.of(tombstone(nowMs, new ShareGroupTargetAssignmentMetadataKey().setGroupId(groupId)),
-                tombstone(nowMs, new ShareGroupMetadataKey().setGroupId(groupId)));
-    }
-
-    private static SimpleRecord record(long nowMs, ApiMessage key, ApiMessage value) {
-        return new SimpleRecord(nowMs, MessageUtil.toCoordinatorTypePrefixedBytes(key),
-                MessageUtil.toVersionPrefixedBytes(value.highestSupportedVersion(), value));
-    }
-
-    private static SimpleRecord tombstone(long nowMs, ApiMessage key) {
-        return new SimpleRecord(nowMs, MessageUtil.toCoordinatorTypePrefixedBytes(key), null);
+        return List.of(CoordinatorRecordCodec.tombstone(nowMs, new ShareGroupTargetAssignmentMetadataKey().setGroupId(groupId)),
+                CoordinatorRecordCodec.tombstone(nowMs, new ShareGroupMetadataKey().setGroupId(groupId)));
     }
 
     /** Rebuilds share groups from their records in log order (a metadata tombstone ends the group). */
@@ -135,7 +124,7 @@ public final class ShareGroupRecords {
                         if (value == null) {
                             groups.remove(g);
                         } else {
-                            ShareGroupMetadataValue v = new ShareGroupMetadataValue(accessor(value), version(value));
+                            ShareGroupMetadataValue v = new ShareGroupMetadataValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value));
                             partial(g).groupEpoch = v.epoch();
                             partial(g).metadataHash = v.metadataHash();
                         }
@@ -150,15 +139,15 @@ public final class ShareGroupRecords {
                             }
                         } else {
                             partial(mk.groupId()).metadata.put(mk.memberId(),
-                                    new ShareGroupMemberMetadataValue(accessor(value), version(value)));
+                                    new ShareGroupMemberMetadataValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)));
                         }
                         return mk.groupId();
                     }
                     case TARGET_METADATA -> {
                         String g = new ShareGroupTargetAssignmentMetadataKey(kr, (short) 0).groupId();
                         if (value != null) {
-                            partial(g).assignmentEpoch = new ShareGroupTargetAssignmentMetadataValue(accessor(value),
-                                    version(value)).assignmentEpoch();
+                            partial(g).assignmentEpoch = new ShareGroupTargetAssignmentMetadataValue(CoordinatorRecordCodec.valueFields(value),
+                                    CoordinatorRecordCodec.valueVersion(value)).assignmentEpoch();
                         }
                         return g;
                     }
@@ -171,7 +160,7 @@ public final class ShareGroupRecords {
                             }
                         } else {
                             Map<Uuid, Set<Integer>> a = new HashMap<>();
-                            new ShareGroupTargetAssignmentMemberValue(accessor(value), version(value)).topicPartitions()
+                            new ShareGroupTargetAssignmentMemberValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)).topicPartitions()
                                     .forEach(tp -> a.put(tp.topicId(), Set.copyOf(tp.partitions())));
                             partial(tk.groupId()).target.put(tk.memberId(), ConsumerGroupMember.freeze(a));
                         }
@@ -186,7 +175,7 @@ public final class ShareGroupRecords {
                             }
                         } else {
                             partial(ck.groupId()).current.put(ck.memberId(),
-                                    new ShareGroupCurrentMemberAssignmentValue(accessor(value), version(value)));
+                                    new ShareGroupCurrentMemberAssignmentValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)));
                         }
                         return ck.groupId();
                     }
@@ -229,16 +218,6 @@ public final class ShareGroupRecords {
 
         public void clear(java.util.function.Predicate<String> which) {
             groups.keySet().removeIf(which);
-        }
-
-        private static ByteBufferAccessor accessor(ByteBuffer value) {
-            ByteBuffer v = value.duplicate();
-            v.getShort();
-            return new ByteBufferAccessor(v);
-        }
-
-        private static short version(ByteBuffer value) {
-            return value.duplicate().getShort();
         }
     }
 }
