@@ -99,8 +99,6 @@ public final class Broker implements AutoCloseable {
     private final GroupOffsets groupOffsets;
     /** Share groups' data path (KIP-932), or null when they are not offered. */
     private final dev.varve.broker.share.SharePartitionManager shares;
-    /** Who is a member of which share group: the share-group coordinator's (until it is wired in, everyone). */
-    private final dev.varve.broker.share.ShareGroupMembership shareMembership = dev.varve.broker.share.ShareGroupMembership.ANY_MEMBER;
     private final RequestDispatcher dispatcher;
     private final dev.varve.broker.metrics.BrokerMetrics metrics;
     private final dev.varve.broker.metrics.LogMetrics logMetrics;
@@ -168,6 +166,11 @@ public final class Broker implements AutoCloseable {
         dev.varve.broker.group.ConsumerGroupCoordinator consumerGroups = config.consumerProtocolEnabled()
                 ? new dev.varve.broker.group.ConsumerGroupCoordinator(coordinator,
                         new dev.varve.broker.group.ConsumerGroupLogic(config.consumerGroupConfig()), groupTopics(context.topics()))
+                : null;
+        // KIP-932 share groups' membership (single node; the share partitions are the fetch path's)
+        dev.varve.broker.group.ShareGroupCoordinator shareGroups = config.shareProtocolEnabled()
+                ? new dev.varve.broker.group.ShareGroupCoordinator(coordinator,
+                        new dev.varve.broker.group.ShareGroupLogic(config.shareGroupConfig()), groupTopics(context.topics()))
                 : null;
         this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
@@ -247,6 +250,10 @@ public final class Broker implements AutoCloseable {
                 new OffsetDeleteHandler(context, groupOffsets),
                 new TxnOffsetCommitHandler(context, groupOffsets.transactional(), offsetsVerifier),
                 new OffsetForLeaderEpochHandler(context)));
+        if (shareGroups != null) {
+            handlers.add(new dev.varve.broker.api.ShareGroupHeartbeatHandler(shareGroups));
+            handlers.add(new dev.varve.broker.api.ShareGroupDescribeHandler(shareGroups));
+        }
         if (consumerGroups != null) {
             handlers.add(new dev.varve.broker.api.ConsumerGroupHeartbeatHandler(consumerGroups));
             handlers.add(new dev.varve.broker.api.ConsumerGroupDescribeHandler(consumerGroups));
@@ -259,7 +266,7 @@ public final class Broker implements AutoCloseable {
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
         // Share groups (KIP-932), single node only: state in __share_group_state, replayed here
-        this.shares = config.shareGroupsEnabled() && !clustered ? shareGroups(replicaManager) : null;
+        this.shares = shareGroups != null && !clustered ? shareGroups(replicaManager, membership(shareGroups)) : null;
         if (shares != null) {
             dev.varve.broker.api.ShareFetchHandler shareFetch = new dev.varve.broker.api.ShareFetchHandler(context, shares);
             handlers.add(shareFetch);
@@ -529,7 +536,8 @@ public final class Broker implements AutoCloseable {
     }
 
     /** The share-group data path: its state replayed from __share_group_state, its lock-expiry sweep started. */
-    private dev.varve.broker.share.SharePartitionManager shareGroups(ReplicaManager replicaManager) {
+    private dev.varve.broker.share.SharePartitionManager shareGroups(ReplicaManager replicaManager,
+                                                                     dev.varve.broker.share.ShareGroupMembership shareMembership) {
         ShareStateTopic stateTopic = new ShareStateTopic(context, config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS),
                 config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES), Time.SYSTEM);
         dev.varve.broker.share.ShareLogs logs = new dev.varve.broker.share.ShareLogs() {
@@ -851,6 +859,21 @@ public final class Broker implements AutoCloseable {
         }
         metrics.close();
         LOG.info("shut down cleanly");
+    }
+
+    /** Share-group membership as the data path asks for it: the share-group coordinator's members. */
+    private static dev.varve.broker.share.ShareGroupMembership membership(dev.varve.broker.group.ShareGroupCoordinator groups) {
+        return new dev.varve.broker.share.ShareGroupMembership() {
+            @Override
+            public org.apache.kafka.common.protocol.Errors checkMember(String groupId, String memberId) {
+                return groups.checkMember(groupId, memberId);
+            }
+
+            @Override
+            public void onMemberRemoved(java.util.function.BiConsumer<String, String> listener) {
+                groups.onMemberRemoved(listener);
+            }
+        };
     }
 
     /** The topics as the consumer-group coordinator reads them. */

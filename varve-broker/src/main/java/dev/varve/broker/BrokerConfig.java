@@ -114,6 +114,13 @@ public final class BrokerConfig {
     public static final String GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
     public static final String GROUP_CONSUMER_MAX_SIZE = "group.consumer.max.size";
     public static final String GROUP_CONSUMER_ASSIGNORS = "group.consumer.assignors";
+    public static final String GROUP_SHARE_SESSION_TIMEOUT_MS = "group.share.session.timeout.ms";
+    public static final String GROUP_SHARE_MIN_SESSION_TIMEOUT_MS = "group.share.min.session.timeout.ms";
+    public static final String GROUP_SHARE_MAX_SESSION_TIMEOUT_MS = "group.share.max.session.timeout.ms";
+    public static final String GROUP_SHARE_HEARTBEAT_INTERVAL_MS = "group.share.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS = "group.share.min.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS = "group.share.max.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MAX_SIZE = "group.share.max.size";
     // Share groups (KIP-932): the data path's settings, Kafka's names, defaults and ranges
     public static final String GROUP_SHARE_RECORD_LOCK_DURATION_MS = "group.share.record.lock.duration.ms";
     public static final String GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS = "group.share.min.record.lock.duration.ms";
@@ -277,6 +284,13 @@ public final class BrokerConfig {
             .define(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "Smallest group.consumer.heartbeat.interval.ms allowed.")
             .define(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.consumer.heartbeat.interval.ms allowed.")
             .define(GROUP_CONSUMER_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one consumer-protocol group.")
+            .define(GROUP_SHARE_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "A share group member's session timeout.")
+            .define(GROUP_SHARE_MIN_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "Smallest group.share.session.timeout.ms allowed.")
+            .define(GROUP_SHARE_MAX_SESSION_TIMEOUT_MS, INT, 60_000, atLeast(1), MEDIUM, "Largest group.share.session.timeout.ms allowed.")
+            .define(GROUP_SHARE_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "How often share group members heartbeat.")
+            .define(GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "Smallest group.share.heartbeat.interval.ms allowed.")
+            .define(GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.share.heartbeat.interval.ms allowed.")
+            .define(GROUP_SHARE_MAX_SIZE, INT, 200, atLeast(1), MEDIUM, "Most members in one share group.")
             .define(GROUP_CONSUMER_ASSIGNORS, LIST, "uniform,range", MEDIUM,
                     "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).")
             .define(GROUP_SHARE_RECORD_LOCK_DURATION_MS, INT, 30_000, org.apache.kafka.common.config.ConfigDef.Range.between(1_000, 3_600_000), MEDIUM,
@@ -377,16 +391,18 @@ public final class BrokerConfig {
 
     private void validate() {
         for (String p : rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)) {
-            boolean share = p.trim().equalsIgnoreCase("share");
-            if (!p.trim().equalsIgnoreCase("classic") && !p.trim().equalsIgnoreCase("consumer") && !share) {
+            String name = p.trim().toLowerCase(java.util.Locale.ROOT);
+            if (!name.equals("classic") && !name.equals("consumer") && !name.equals("share")) {
                 throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
                         "Varve offers the classic, consumer and share protocols (streams groups are not implemented yet)");
             }
-            if (share && clustered()) {
-                throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
-                        "share groups run on a single node only for now (share-partition state is not replicated between brokers yet)");
-            }
         }
+        if (shareProtocolEnabled() && !processRoles().isEmpty()) {
+            throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, String.join(",", rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)),
+                    "share groups run on a single node for now: their state does not yet move between brokers");
+        }
+        between(GROUP_SHARE_SESSION_TIMEOUT_MS, GROUP_SHARE_MIN_SESSION_TIMEOUT_MS, GROUP_SHARE_MAX_SESSION_TIMEOUT_MS);
+        between(GROUP_SHARE_HEARTBEAT_INTERVAL_MS, GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS, GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS);
         between(GROUP_SHARE_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS);
         between(GROUP_SHARE_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT);
         if (rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().noneMatch(p -> p.trim().equalsIgnoreCase("classic"))) {
@@ -825,9 +841,15 @@ public final class BrokerConfig {
         return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("consumer"));
     }
 
-    /** Whether share groups (KIP-932) are offered: {@code group.coordinator.rebalance.protocols} lists {@code share} (single node only). */
-    public boolean shareGroupsEnabled() {
+    /** Whether KIP-932 share groups are offered ({@code group.coordinator.rebalance.protocols} lists {@code share}). */
+    public boolean shareProtocolEnabled() {
         return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("share"));
+    }
+
+    /** The KIP-932 share protocol's membership settings. */
+    public dev.varve.broker.group.ShareGroupLogic.Config shareGroupConfig() {
+        return new dev.varve.broker.group.ShareGroupLogic.Config(intValue(GROUP_SHARE_SESSION_TIMEOUT_MS),
+                intValue(GROUP_SHARE_HEARTBEAT_INTERVAL_MS), intValue(GROUP_SHARE_MAX_SIZE));
     }
 
     /** The share-group data path's settings. */

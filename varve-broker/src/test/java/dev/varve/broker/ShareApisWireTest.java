@@ -97,6 +97,22 @@ class ShareApisWireTest {
         return new ShareFetchRequestData.AcknowledgementBatch().setFirstOffset(first).setLastOffset(last).setAcknowledgeTypes(t);
     }
 
+    /** Makes {@code member} a member of share group {@code group} (ShareGroupHeartbeat, epoch 0). */
+    static void join(RawKafkaClient c, String group, String member, String... topics) throws Exception {
+        org.apache.kafka.common.requests.ShareGroupHeartbeatResponse r = c.send(new org.apache.kafka.common.requests.ShareGroupHeartbeatRequest.Builder(
+                new org.apache.kafka.common.message.ShareGroupHeartbeatRequestData().setGroupId(group).setMemberId(member)
+                        .setMemberEpoch(0).setSubscribedTopicNames(List.of(topics))), ApiKeys.SHARE_GROUP_HEARTBEAT.latestVersion());
+        assertThat(Errors.forCode(r.data().errorCode())).as(r.data().errorMessage()).isEqualTo(Errors.NONE);
+    }
+
+    /** {@code member} leaves its share group (ShareGroupHeartbeat, epoch -1). */
+    static void leave(RawKafkaClient c, String group, String member) throws Exception {
+        org.apache.kafka.common.requests.ShareGroupHeartbeatResponse r = c.send(new org.apache.kafka.common.requests.ShareGroupHeartbeatRequest.Builder(
+                new org.apache.kafka.common.message.ShareGroupHeartbeatRequestData().setGroupId(group).setMemberId(member)
+                        .setMemberEpoch(-1)), ApiKeys.SHARE_GROUP_HEARTBEAT.latestVersion());
+        assertThat(Errors.forCode(r.data().errorCode())).isEqualTo(Errors.NONE);
+    }
+
     static ShareFetchResponse fetch(RawKafkaClient c, short v, String group, String member, int epoch, int maxWaitMs,
                                     Part... parts) throws Exception {
         ShareFetchRequestData d = new ShareFetchRequestData().setGroupId(group).setMemberId(member).setShareSessionEpoch(epoch)
@@ -187,6 +203,8 @@ class ShareApisWireTest {
             Uuid id = createTopic(topic, 2);
             String group = "g-cycle-v" + v;
             try (RawKafkaClient c = client(); RawKafkaClient c2 = client()) {
+                join(c, group, "m1", topic);
+                join(c2, group, "m2", topic);
                 // epoch 0 opens the session; latest: the share-partition starts at the end, nothing to acquire yet
                 ShareFetchResponse r = fetch(c, v, group, "m1", 0, 0, new Part(id, 0), new Part(id, 1));
                 assertThat(r.error()).isEqualTo(Errors.NONE);
@@ -270,6 +288,7 @@ class ShareApisWireTest {
         for (short v = ApiKeys.SHARE_FETCH.oldestVersion(); v <= ApiKeys.SHARE_FETCH.latestVersion(); v++) {
             String group = "g-bad-v" + v;
             try (RawKafkaClient c = client()) {
+                join(c, group, "m", "share-bad");
                 // acknowledgements in the opening fetch
                 ShareFetchResponse r = fetch(c, v, group, "m", 0, 0, new Part(id, 0, List.of(ack(0, 0, ACCEPT))));
                 assertThat(r.error()).isEqualTo(Errors.INVALID_REQUEST);
@@ -279,6 +298,9 @@ class ShareApisWireTest {
                 assertThat(fetch(c, v, group, "m", -1, 0).error()).isEqualTo(Errors.SHARE_SESSION_NOT_FOUND);
                 // ShareAcknowledge cannot open a session
                 assertThat(acknowledge(c, v, group, "m", 0, id, 0, ack(0, 0, ACCEPT)).error()).isEqualTo(Errors.INVALID_SHARE_SESSION_EPOCH);
+                // not a member
+                assertThat(fetch(c, v, group, "stranger", 0, 0, new Part(id, 0)).error()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+                assertThat(acknowledge(c, v, group, "stranger", 1, id, 0, ack(0, 0, ACCEPT)).error()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
                 // empty group or member id
                 assertThat(fetch(c, v, "", "m", 0, 0).error()).isEqualTo(Errors.INVALID_REQUEST);
                 assertThat(fetch(c, v, group, "", 0, 0).error()).isEqualTo(Errors.INVALID_REQUEST);
@@ -325,10 +347,34 @@ class ShareApisWireTest {
     }
 
     @Test
+    void aMemberThatLeavesGivesItsRecordsBackToTheOthers() throws Exception {
+        Uuid id = createTopic("share-leave", 1);
+        short v = ApiKeys.SHARE_FETCH.latestVersion();
+        try (RawKafkaClient a = client(); RawKafkaClient b = client()) {
+            join(a, "g-leave", "a", "share-leave");
+            join(b, "g-leave", "b", "share-leave");
+            fetch(a, v, "g-leave", "a", 0, 0, new Part(id, 0));
+            fetch(b, v, "g-leave", "b", 0, 0, new Part(id, 0));
+            produce("share-leave", 0, 3);
+            List<String> got = new ArrayList<>();
+            for (int e = 1; got.stream().noneMatch(r -> r.contains("-2:")); e++) {
+                got.addAll(acquired(fetch(a, v, "g-leave", "a", e, 1_000), id, 0));
+            }
+            assertThat(acquired(fetch(b, v, "g-leave", "b", 1, 0), id, 0)).isEmpty();
+            leave(a, "g-leave", "a");
+            // a's records are available again: the delivery counted (a may have processed them)
+            assertThat(acquired(fetch(b, v, "g-leave", "b", 2, 2_000), id, 0)).containsExactly("0-2:2");
+            // a's session is gone with it
+            assertThat(fetch(a, v, "g-leave", "a", 9, 0).error()).isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+        }
+    }
+
+    @Test
     void aFetchWithNothingToAcquireWaitsItsMaxWait() throws Exception {
         Uuid id = createTopic("share-idle", 1);
         try (RawKafkaClient c = client()) {
             short v = ApiKeys.SHARE_FETCH.latestVersion();
+            join(c, "g-idle", "m", "share-idle");
             fetch(c, v, "g-idle", "m", 0, 0, new Part(id, 0));
             long t0 = System.nanoTime();
             ShareFetchResponse r = fetch(c, v, "g-idle", "m", 1, 400);
@@ -344,6 +390,7 @@ class ShareApisWireTest {
         Uuid id = createTopic("share-max", 1);
         try (RawKafkaClient c = client()) {
             short v = ApiKeys.SHARE_FETCH.latestVersion();
+            join(c, "g-max", "m", "share-max");
             fetch(c, v, "g-max", "m", 0, 0, new Part(id, 0));
             for (int i = 0; i < 4; i++) {
                 produce("share-max", 0, 1); // one batch per record

@@ -57,6 +57,7 @@ class ShareStateRestartTest {
             }
             id = broker.context().topics().get("durable").orElseThrow().id();
             try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
+                ShareApisWireTest.join(c, "g", "m1", "durable");
                 ShareApisWireTest.fetch(c, v, "g", "m1", 0, 0, new Part(id, 0));
                 try (KafkaProducer<String, String> p = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
                         broker.bootstrapServers(), ProducerConfig.LINGER_MS_CONFIG, "50"), new StringSerializer(), new StringSerializer())) {
@@ -102,6 +103,7 @@ class ShareStateRestartTest {
             try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
                 // the old session is gone with the broker: a new one
                 assertThat(ShareApisWireTest.fetch(c, v, "g", "m1", 5, 0).error()).isEqualTo(Errors.SHARE_SESSION_NOT_FOUND);
+                ShareApisWireTest.join(c, "g", "m2", "durable");
                 ShareFetchResponse r = ShareApisWireTest.fetch(c, v, "g", "m2", 0, 0, new Part(id, 0));
                 // 0-2 never again; 3 (delivered twice), 4 and 5 (once each) come back with those counts + 1
                 assertThat(acquired(r, id, 0)).containsExactly("3-3:3", "4-5:2");
@@ -113,6 +115,7 @@ class ShareStateRestartTest {
         try (Broker broker = start()) {
             assertThat(broker.shareStates().startOffsets("g")).containsEntry(new SharePartitionKey("g", id, 0), 6L);
             try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
+                ShareApisWireTest.join(c, "g", "m3", "durable");
                 assertThat(acquired(ShareApisWireTest.fetch(c, v, "g", "m3", 0, 0, new Part(id, 0)), id, 0)).isEmpty();
             }
             // the admin side: a new start offset (AlterShareGroupOffsets), then the group's state deleted

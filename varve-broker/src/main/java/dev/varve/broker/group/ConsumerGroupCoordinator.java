@@ -81,6 +81,11 @@ public final class ConsumerGroupCoordinator {
             if (!group.isConsumerGroup() && !group.hasNoMembers()) {
                 return error(Errors.GROUP_ID_NOT_FOUND, "Group " + req.groupId() + " is not a consumer group.");
             }
+            if (!group.isConsumerGroup() && group.isShareGroup()) {
+                coordinator.write(group, ShareGroupRecords.deletion(group.groupId, coordinator.time.milliseconds()),
+                        (e, o) -> { });
+                group.share = null; // an empty share group becomes a consumer group
+            }
             ConsumerGroupState before = group.isConsumerGroup() ? group.consumer : ConsumerGroupState.EMPTY;
             ConsumerGroupLogic.Step step;
             try {
