@@ -558,6 +558,7 @@ public final class Broker implements AutoCloseable {
         };
         dev.varve.broker.share.SharePartitionManager manager = new dev.varve.broker.share.SharePartitionManager(
                 config.shareConfig(), stateTopic, shareMembership, logs, Time.SYSTEM);
+        context.onTopicDeleted(manager::topicDeleted);
         // acquisition locks expire within a tenth of a second of their time
         scheduler.schedulePeriodic("share-lock-expiry", manager::expireLocks, 100, 100);
         return manager;

@@ -370,6 +370,48 @@ class ShareApisWireTest {
     }
 
     @Test
+    void readCommittedNeverDeliversAbortedRecordsAndEarliestStartsAtTheLogStart() throws Exception {
+        Uuid id = createTopic("share-txn", 1);
+        try (KafkaProducer<String, String> txn = new KafkaProducer<>(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                broker.bootstrapServers(), ProducerConfig.TRANSACTIONAL_ID_CONFIG, "share-txn"), new StringSerializer(), new StringSerializer())) {
+            txn.initTransactions();
+            txn.beginTransaction();
+            for (int i = 0; i < 3; i++) {
+                txn.send(new ProducerRecord<>("share-txn", 0, "k", "aborted" + i));
+            }
+            txn.flush();
+            txn.abortTransaction();
+            txn.beginTransaction();
+            for (int i = 0; i < 2; i++) {
+                txn.send(new ProducerRecord<>("share-txn", 0, "k", "committed" + i));
+            }
+            txn.commitTransaction();
+        }
+        broker.shareStates().setGroupSettings(new dev.varve.broker.share.ShareGroupSettings() {
+            @Override
+            public String autoOffsetReset(String groupId) {
+                return groupId.startsWith("g-rc") ? "earliest" : "latest";
+            }
+
+            @Override
+            public boolean readCommitted(String groupId) {
+                return groupId.equals("g-rc");
+            }
+        });
+        try (RawKafkaClient c = client()) {
+            short v = ApiKeys.SHARE_FETCH.latestVersion();
+            join(c, "g-rc", "m", "share-txn");
+            join(c, "g-rc-uncommitted", "m", "share-txn");
+            // aborted 0-2, abort marker 3, committed 4-5, commit marker 6
+            assertThat(acquired(fetch(c, v, "g-rc", "m", 0, 0, new Part(id, 0)), id, 0)).containsExactly("4-5:1");
+            assertThat(acquired(fetch(c, v, "g-rc-uncommitted", "m", 0, 0, new Part(id, 0)), id, 0))
+                    .containsExactly("0-2:1", "4-5:1");
+        } finally {
+            broker.shareStates().setGroupSettings(dev.varve.broker.share.ShareGroupSettings.DEFAULTS);
+        }
+    }
+
+    @Test
     void aFetchWithNothingToAcquireWaitsItsMaxWait() throws Exception {
         Uuid id = createTopic("share-idle", 1);
         try (RawKafkaClient c = client()) {

@@ -106,7 +106,7 @@ public final class SharePartitionManager implements ShareStates {
         return config;
     }
 
-    /** The group configs (share.auto.offset.reset, share.isolation.level) as the group side keeps them. */
+    @Override
     public void setGroupSettings(ShareGroupSettings settings) {
         this.settings = settings;
     }
@@ -267,11 +267,15 @@ public final class SharePartitionManager implements ShareStates {
         }
     }
 
-    /** Forgets the share-partitions of a deleted topic (their state records are tombstoned). */
-    public void topicDeleted(Uuid topicId) {
+    /** Forgets the share-partitions of a deleted topic, by name (their state records are tombstoned). */
+    public void topicDeleted(String topic) {
         for (Holder h : List.copyOf(partitions.values())) {
-            if (h.key.topicId().equals(topicId)) {
-                forget(h);
+            if (h.tp.topic().equals(topic)) {
+                try {
+                    forget(h);
+                } catch (RuntimeException e) {
+                    LOG.warn("could not forget the share state of deleted topic {}: {}", topic, e.toString());
+                }
             }
         }
     }

@@ -23,4 +23,10 @@ public interface ShareStates {
 
     /** Forgets all of the group's state and its share sessions (DeleteGroups). */
     void deleteState(String groupId);
+
+    /**
+     * Where the group configs the data path reads come from (share.auto.offset.reset, share.isolation.level);
+     * Kafka's defaults (latest, read_uncommitted) until set.
+     */
+    void setGroupSettings(ShareGroupSettings settings);
 }
