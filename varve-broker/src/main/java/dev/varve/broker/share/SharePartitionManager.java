@@ -28,7 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Thread-safety: each share-partition is changed only under its holder's monitor (request threads,
  * the lock sweeper and membership events alike); its state write happens under the same monitor, so
- * the persisted order is the order of changes. The map of share-partitions is concurrent.
+ * the persisted order is the order of changes. Waiting fetches are woken only after that monitor is
+ * given back (a woken fetch runs under its purgatory waiter's monitor and takes share-partition
+ * monitors: waking while holding one could deadlock). The map of share-partitions is concurrent.
  */
 public final class SharePartitionManager implements ShareStates {
     private static final Logger LOG = LoggerFactory.getLogger(SharePartitionManager.class);
@@ -188,6 +190,7 @@ public final class SharePartitionManager implements ShareStates {
         if (h == null) {
             return Errors.INVALID_RECORD_STATE; // nothing was ever acquired here
         }
+        Errors written;
         synchronized (h) {
             if (h.partition == null) {
                 return Errors.INVALID_RECORD_STATE;
@@ -197,12 +200,13 @@ public final class SharePartitionManager implements ShareStates {
             if (e != Errors.NONE) {
                 return e;
             }
-            Errors written = persist(h, before);
-            if (written == Errors.NONE) {
-                logs.wake(tp); // a release makes records available
-            }
-            return written;
+            written = persist(h, before);
         }
+        // outside the share partition's monitor: a woken fetch takes it (under its own waiter's monitor)
+        if (written == Errors.NONE) {
+            logs.wake(tp); // a release makes records available
+        }
+        return written;
     }
 
     /**
