@@ -412,6 +412,28 @@ class ShareApisWireTest {
     }
 
     @Test
+    void aRecordReleasedDeliveryCountLimitTimesIsArchived() throws Exception {
+        Uuid id = createTopic("share-limit", 1);
+        short v = ApiKeys.SHARE_FETCH.latestVersion();
+        try (RawKafkaClient c = client()) {
+            join(c, "g-limit", "m", "share-limit");
+            fetch(c, v, "g-limit", "m", 0, 0, new Part(id, 0));
+            produce("share-limit", 0, 1);
+            int e = 1;
+            List<String> got = acquired(fetch(c, v, "g-limit", "m", e++, 2_000), id, 0);
+            // group.share.delivery.count.limit is 5: four releases bring it back, the fifth archives it
+            for (int delivery = 1; delivery <= 5; delivery++) {
+                assertThat(got).containsExactly("0-0:" + delivery);
+                ShareFetchResponse r = fetch(c, v, "g-limit", "m", e++, 0, new Part(id, 0, List.of(ack(0, 0, RELEASE))));
+                assertThat(partition(r, id, 0).acknowledgeErrorCode()).isEqualTo(Errors.NONE.code());
+                got = acquired(r, id, 0);
+            }
+            assertThat(got).isEmpty();
+            assertThat(broker.shareStates().startOffsets("g-limit").values()).containsExactly(1L);
+        }
+    }
+
+    @Test
     void aFetchWithNothingToAcquireWaitsItsMaxWait() throws Exception {
         Uuid id = createTopic("share-idle", 1);
         try (RawKafkaClient c = client()) {
