@@ -266,7 +266,7 @@ public final class Broker implements AutoCloseable {
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
         // Share groups (KIP-932), single node only: state in __share_group_state, replayed here
-        this.shares = shareGroups != null && !clustered ? shareGroups(replicaManager, membership(shareGroups)) : null;
+        this.shares = shareGroups != null && !clustered ? shareGroups(replicaManager, shareGroups) : null;
         if (shares != null) {
             dev.varve.broker.api.ShareFetchHandler shareFetch = new dev.varve.broker.api.ShareFetchHandler(context, shares);
             handlers.add(shareFetch);
@@ -322,7 +322,13 @@ public final class Broker implements AutoCloseable {
                 (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null, finalizedFeatures,
                 clustered);
         if (featureStore != null) {
-            handlers.add(new dev.varve.broker.api.UpdateFeaturesHandler(featureStore, apiVersions::levels));
+            handlers.add(new dev.varve.broker.api.UpdateFeaturesHandler(featureStore, apiVersions::levels, apiVersions::maxLevels));
+        }
+        if (shareGroups != null) {
+            apiVersions.setShareGroups(true);
+            // share.version 0 (kafka-features disable) turns share groups off
+            shareGroups.setEnabled(() -> apiVersions.features().stream()
+                    .anyMatch(f -> f.name().equals("share.version") && f.finalizedLevel() >= 1));
         }
         if (consumerGroups != null) {
             // group.version 0 (kafka-features disable) turns the consumer protocol off
@@ -862,20 +868,6 @@ public final class Broker implements AutoCloseable {
         LOG.info("shut down cleanly");
     }
 
-    /** Share-group membership as the data path asks for it: the share-group coordinator's members. */
-    private static dev.varve.broker.share.ShareGroupMembership membership(dev.varve.broker.group.ShareGroupCoordinator groups) {
-        return new dev.varve.broker.share.ShareGroupMembership() {
-            @Override
-            public org.apache.kafka.common.protocol.Errors checkMember(String groupId, String memberId) {
-                return groups.checkMember(groupId, memberId);
-            }
-
-            @Override
-            public void onMemberRemoved(java.util.function.BiConsumer<String, String> listener) {
-                groups.onMemberRemoved(listener);
-            }
-        };
-    }
 
     /** The topics as the consumer-group coordinator reads them. */
     private static dev.varve.broker.group.GroupTopics groupTopics(TopicRegistry topics) {

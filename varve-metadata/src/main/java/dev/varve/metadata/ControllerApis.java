@@ -127,7 +127,7 @@ public final class ControllerApis {
             case UPDATE_FEATURES -> {
                 // levels not finalized yet are judged against Varve's defaults (the brokers' own settings)
                 var decided = image.features().update((org.apache.kafka.common.message.UpdateFeaturesRequestData) request,
-                        FinalizedFeatures.DEFAULTS);
+                        FinalizedFeatures.DEFAULTS, FinalizedFeatures.CLUSTER_MAX_LEVELS);
                 yield result(decided.records(), decided.response());
             }
             default -> throw new IllegalStateException("supported but unhandled: " + key);

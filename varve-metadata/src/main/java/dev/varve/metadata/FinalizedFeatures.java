@@ -36,6 +36,7 @@ public final class FinalizedFeatures {
     public static final String TRANSACTION_VERSION = "transaction.version";
     public static final String GROUP_VERSION = "group.version";
     public static final String KRAFT_VERSION = "kraft.version";
+    public static final String SHARE_VERSION = "share.version";
     /** {@code metadata.version} of Kafka 4.4 (4.4-IV2): the protocol whose API versions Varve serves. */
     public static final short METADATA_VERSION_LEVEL = 33;
     /** The oldest metadata.version Kafka 4.4 supports (3.3-IV3), the bottom of the supported range. */
@@ -48,10 +49,13 @@ public final class FinalizedFeatures {
             new Supported(TRANSACTION_VERSION, (short) 0, (short) 2),
             new Supported(GROUP_VERSION, (short) 0, (short) 1),
             new Supported("eligible.leader.replicas.version", (short) 0, (short) 0),
-            new Supported("share.version", (short) 0, (short) 0),
+            new Supported(SHARE_VERSION, (short) 0, (short) 1),
             new Supported("streams.version", (short) 0, (short) 0));
 
     private static final byte UPGRADE = 1;
+
+    /** What a cluster can serve below {@link #SUPPORTED}: share groups run on a single node for now. */
+    public static final Map<String, Short> CLUSTER_MAX_LEVELS = Map.of(SHARE_VERSION, (short) 0);
 
     /** The levels a cluster runs at before any UpdateFeatures: the brokers' default settings. */
     public static final Map<String, Short> DEFAULTS = Map.of(METADATA_VERSION, METADATA_VERSION_LEVEL,
@@ -109,12 +113,22 @@ public final class FinalizedFeatures {
      */
     public ControllerResult<UpdateFeaturesResponseData> update(UpdateFeaturesRequestData request,
                                                                Map<String, Short> current) {
+        return update(request, current, Map.of());
+    }
+
+    /**
+     * As {@link #update(UpdateFeaturesRequestData, Map)}, where {@code maxLevels} lowers the highest level
+     * of some features below {@link #SUPPORTED} (what the deciding node can serve: share groups run on a
+     * single node, so a cluster refuses {@code share.version} 1).
+     */
+    public ControllerResult<UpdateFeaturesResponseData> update(UpdateFeaturesRequestData request,
+                                                               Map<String, Short> current, Map<String, Short> maxLevels) {
         Set<String> names = new LinkedHashSet<>();
         request.featureUpdates().forEach(u -> names.add(u.feature()));
         List<MetadataRecord> records = new ArrayList<>();
         long nextEpoch = epoch;
         for (UpdateFeaturesRequestData.FeatureUpdateKey u : request.featureUpdates()) {
-            ApiError error = check(u, current);
+            ApiError error = check(u, current, maxLevels);
             if (error != null) {
                 return new ControllerResult<>(List.of(), UpdateFeaturesResponse.createWithErrors(error, names, 0).data());
             }
@@ -128,7 +142,8 @@ public final class FinalizedFeatures {
                 UpdateFeaturesResponse.createWithErrors(ApiError.NONE, names, 0).data());
     }
 
-    private ApiError check(UpdateFeaturesRequestData.FeatureUpdateKey u, Map<String, Short> current) {
+    private ApiError check(UpdateFeaturesRequestData.FeatureUpdateKey u, Map<String, Short> current,
+                           Map<String, Short> maxLevels) {
         if (u.feature() == null || u.feature().isBlank()) {
             return new ApiError(Errors.INVALID_REQUEST, "A feature name can't be empty");
         }
@@ -137,6 +152,9 @@ public final class FinalizedFeatures {
             return new ApiError(Errors.INVALID_UPDATE_VERSION, "Unsupported feature: " + u.feature());
         }
         Supported s = supported.get();
+        if (maxLevels.containsKey(s.name()) && maxLevels.get(s.name()) < s.max()) {
+            s = new Supported(s.name(), s.min(), maxLevels.get(s.name()));
+        }
         short level = u.maxVersionLevel();
         if (level < 0 || level > s.max() || (level < s.min() && (level != 0 || s.min() > 0))) {
             return new ApiError(Errors.INVALID_UPDATE_VERSION, "Invalid update version " + level + " for feature "

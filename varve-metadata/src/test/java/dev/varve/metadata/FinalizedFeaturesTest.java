@@ -77,7 +77,7 @@ class FinalizedFeaturesTest {
                 "metadata.version off", request(false, "metadata.version", 0, SAFE_DOWNGRADE),
                 "kraft.version by hand", request(false, "kraft.version", 1, UPGRADE),
                 "one bad update spoils the request", request(false, "transaction.version", 1, SAFE_DOWNGRADE,
-                        "share.version", 1, UPGRADE));
+                        "streams.version", 1, UPGRADE));
         bad.forEach((why, req) -> {
             var r = f.update(req, FinalizedFeatures.DEFAULTS);
             assertThat(Errors.forCode(r.response().errorCode())).as(why).isEqualTo(Errors.INVALID_UPDATE_VERSION);

@@ -62,7 +62,8 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
                 out.add(new Feature(s.name(), (short) 0, level, level));
                 continue;
             }
-            out.add(new Feature(s.name(), s.min(), s.max(), f.level(s.name()).orElse(defaultLevel(s.name()))));
+            short max = s.name().equals(dev.varve.metadata.FinalizedFeatures.SHARE_VERSION) && !shareGroups ? 0 : s.max();
+            out.add(new Feature(s.name(), s.min(), max, f.level(s.name()).orElse(defaultLevel(s.name()))));
         }
         return out;
     }
@@ -73,8 +74,16 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
             case dev.varve.metadata.FinalizedFeatures.METADATA_VERSION -> METADATA_VERSION;
             case dev.varve.metadata.FinalizedFeatures.TRANSACTION_VERSION -> transactionVersion;
             case dev.varve.metadata.FinalizedFeatures.GROUP_VERSION -> (short) (consumerGroups ? 1 : 0);
+            case dev.varve.metadata.FinalizedFeatures.SHARE_VERSION -> (short) (shareGroups ? 1 : 0);
             default -> 0;
         };
+    }
+
+    /** Every feature's highest level this broker can serve. */
+    public java.util.Map<String, Short> maxLevels() {
+        java.util.Map<String, Short> out = new java.util.HashMap<>();
+        features().forEach(f -> out.put(f.name(), f.max()));
+        return out;
     }
 
     /** Every feature's level in effect here (finalized, else the default). */
@@ -116,6 +125,12 @@ public final class ApiVersionsHandler extends AllVersionsHandler {
     }
 
     private final boolean dynamicQuorum;
+    private volatile boolean shareGroups;
+
+    /** Share groups are offered ({@code share.version} 1 until UpdateFeatures says otherwise). */
+    public void setShareGroups(boolean shareGroups) {
+        this.shareGroups = shareGroups;
+    }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {

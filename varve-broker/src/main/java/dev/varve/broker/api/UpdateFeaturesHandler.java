@@ -20,16 +20,19 @@ import java.util.function.Supplier;
 public final class UpdateFeaturesHandler extends AllVersionsHandler {
     private final LocalFeatureStore store;
     private final Supplier<Map<String, Short>> inEffect;
+    private final Supplier<Map<String, Short>> maxLevels;
 
-    public UpdateFeaturesHandler(LocalFeatureStore store, Supplier<Map<String, Short>> inEffect) {
+    public UpdateFeaturesHandler(LocalFeatureStore store, Supplier<Map<String, Short>> inEffect,
+                                 Supplier<Map<String, Short>> maxLevels) {
         super(ApiKeys.UPDATE_FEATURES);
         this.store = store;
         this.inEffect = inEffect;
+        this.maxLevels = maxLevels;
     }
 
     @Override
     public CompletableFuture<AbstractResponse> handle(RequestContext context, AbstractRequest request) {
         UpdateFeaturesRequest req = (UpdateFeaturesRequest) request;
-        return CompletableFuture.completedFuture(new UpdateFeaturesResponse(store.update(req.data(), inEffect.get())));
+        return CompletableFuture.completedFuture(new UpdateFeaturesResponse(store.update(req.data(), inEffect.get(), maxLevels.get())));
     }
 }

@@ -31,7 +31,7 @@ import java.util.function.BiConsumer;
  * members (GROUP_ID_NOT_FOUND, "not a share group"), and an empty group of another type becomes a share
  * group when one joins.
  */
-public final class ShareGroupCoordinator {
+public final class ShareGroupCoordinator implements dev.varve.broker.share.ShareGroupMembership {
     private static final Logger LOG = LoggerFactory.getLogger(ShareGroupCoordinator.class);
 
     private final GroupCoordinator coordinator;
@@ -46,11 +46,19 @@ public final class ShareGroupCoordinator {
         coordinator.setShareGroups(this);
     }
 
+    /** Whether share groups are on: {@code share.version} 1 or more (UpdateFeatures can turn them off). */
+    private volatile java.util.function.BooleanSupplier enabled = () -> true;
+
+    public void setEnabled(java.util.function.BooleanSupplier enabled) {
+        this.enabled = enabled;
+    }
+
     public ShareGroupLogic logic() {
         return logic;
     }
 
     /** NONE when {@code memberId} is a current member of share group {@code groupId}; else the error to answer. */
+    @Override
     public Errors checkMember(String groupId, String memberId) {
         ClassicGroup group = coordinator.groups.get(groupId);
         if (group == null) {
@@ -65,12 +73,16 @@ public final class ShareGroupCoordinator {
     }
 
     /** {@code listener.accept(groupId, memberId)} when a member leaves or its session expires. */
+    @Override
     public void onMemberRemoved(BiConsumer<String, String> listener) {
         removedListeners.add(listener);
     }
 
     public CompletableFuture<ShareGroupHeartbeatResponseData> heartbeat(ShareGroupHeartbeatRequestData req, String clientId,
                                                                        String clientHost) {
+        if (!enabled.getAsBoolean()) {
+            return error(Errors.UNSUPPORTED_VERSION, "Share groups are off: share.version is 0.");
+        }
         if (req.groupId() == null || req.groupId().isEmpty()) {
             return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
         }

@@ -47,8 +47,9 @@ public final class LocalFeatureStore {
     }
 
     /** Decides and applies an UpdateFeatures request; the file holds the result before this returns. */
-    public UpdateFeaturesResponseData update(UpdateFeaturesRequestData request, Map<String, Short> inEffect) {
-        return file.change(f -> f.update(request, inEffect));
+    public UpdateFeaturesResponseData update(UpdateFeaturesRequestData request, Map<String, Short> inEffect,
+                                             Map<String, Short> maxLevels) {
+        return file.change(f -> f.update(request, inEffect, maxLevels));
     }
 
     List<MetadataRecord.FeatureLevel> records() {

@@ -11,15 +11,4 @@ public interface ShareGroupMembership {
     /** listener.accept(groupId, memberId) when a member leaves or is fenced: its acquired records go back. */
     void onMemberRemoved(java.util.function.BiConsumer<String, String> listener);
 
-    /** Every member id is a member and none ever leaves: what the data path uses until share-group membership is wired in. */
-    ShareGroupMembership ANY_MEMBER = new ShareGroupMembership() {
-        @Override
-        public org.apache.kafka.common.protocol.Errors checkMember(String groupId, String memberId) {
-            return org.apache.kafka.common.protocol.Errors.NONE;
-        }
-
-        @Override
-        public void onMemberRemoved(java.util.function.BiConsumer<String, String> listener) {
-        }
-    };
 }
