@@ -271,6 +271,10 @@ public final class Broker implements AutoCloseable {
             dev.varve.broker.api.ShareFetchHandler shareFetch = new dev.varve.broker.api.ShareFetchHandler(context, shares);
             handlers.add(shareFetch);
             handlers.add(new dev.varve.broker.api.ShareAcknowledgeHandler(context, shares, shareFetch));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.describe(context, shareGroups, shares));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.alter(context, shareGroups, shares));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.delete(context, shareGroups, shares));
+            shareGroups.onGroupDeleted(shares::deleteState);
         }
         // client quotas: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null

@@ -260,4 +260,61 @@ class ShareConsumerTest {
             }
         }
     }
+
+    /**
+     * kafka-share-groups.sh against the group: --list, --describe (start offsets), --reset-offsets refused
+     * while a member is active and applied once it left (the records are delivered again from the new
+     * start), --delete-offsets, --delete.
+     */
+    @Test
+    void kafkaShareGroupsDescribesResetsAndDeletes() throws Exception {
+        String topic = "tools-sq";
+        String group = "tools-sg";
+        createTopic(topic, 2);
+        java.util.Set<String> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        Poller p = new Poller("tools-1", consumer(group, "implicit"), topic, (c, r) -> seen.add(r.value()));
+        awaitShareStates(group, 2);
+        produce(topic, 0, 20);
+        await().atMost(Duration.ofSeconds(60)).until(() -> seen.size() == 20);
+
+        KafkaTool.Result list = shareGroups("--list");
+        assertThat(list.exitCode()).as(list.toString()).isZero();
+        assertThat(list.stdout()).as(list.toString()).contains(group);
+        KafkaTool.Result describe = shareGroups("--describe", "--group", group);
+        assertThat(describe.exitCode()).as(describe.toString()).isZero();
+        assertThat(describe.stdout()).as(describe.toString()).contains(topic);
+        KafkaTool.Result members = shareGroups("--describe", "--group", group, "--members");
+        assertThat(members.exitCode()).as(members.toString()).isZero();
+        assertThat(members.stdout()).as(members.toString()).contains("consumer-tools-sg").containsPattern(topic + ":\\d");
+        KafkaTool.Result refused = shareGroups("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute");
+        assertThat(refused.exitCode()).as(refused.toString()).isNotZero();
+        assertThat(refused.all()).as(refused.toString()).contains("Share group '" + group + "' is not empty.");
+        assertThat(broker.shareStates().startOffsets(group).values()).as("nothing reset").containsOnly(10L);
+        p.close();
+
+        KafkaTool.Result reset = shareGroups("--reset-offsets", "--group", group, "--topic", topic, "--to-earliest", "--execute");
+        assertThat(reset.exitCode()).as(reset.toString()).isZero();
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(broker.shareStates().startOffsets(group).values())
+                .as("both partitions start at 0 again").containsOnly(0L).hasSize(2));
+        java.util.Set<String> again = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        try (Poller second = new Poller("tools-2", consumer(group, "implicit"), topic, (c, r) -> again.add(r.value()))) {
+            await().atMost(Duration.ofSeconds(60)).until(() -> again.size() == 20);
+        }
+
+        KafkaTool.Result deleteOffsets = shareGroups("--delete-offsets", "--group", group, "--topic", topic);
+        assertThat(deleteOffsets.exitCode()).as(deleteOffsets.toString()).isZero();
+        assertThat(broker.shareStates().startOffsets(group)).as("the topic's state deleted").isEmpty();
+        KafkaTool.Result delete = shareGroups("--delete", "--group", group);
+        assertThat(delete.exitCode()).as(delete.toString()).isZero();
+        KafkaTool.Result after = shareGroups("--list");
+        assertThat(after.stdout()).as(after.toString()).doesNotContain(group);
+    }
+
+    private static KafkaTool.Result shareGroups(String... args) throws Exception {
+        List<String> all = new java.util.ArrayList<>(List.of("--bootstrap-server", broker.bootstrapServers()));
+        all.addAll(List.of(args));
+        KafkaTool.Result r = KafkaTool.run(dir, "org.apache.kafka.tools.consumer.group.ShareGroupCommand", all);
+        System.out.println("kafka-share-groups " + String.join(" ", args) + "\n" + r.all());
+        return r;
+    }
 }

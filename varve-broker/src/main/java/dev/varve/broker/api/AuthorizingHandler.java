@@ -138,6 +138,17 @@ public final class AuthorizingHandler implements ApiHandler {
             case JOIN_GROUP -> group(ctx, AclOperation.READ, ((JoinGroupRequest) request).data().groupId());
             case SYNC_GROUP -> group(ctx, AclOperation.READ, ((SyncGroupRequest) request).data().groupId());
             case HEARTBEAT -> group(ctx, AclOperation.READ, ((HeartbeatRequest) request).data().groupId());
+            case DESCRIBE_SHARE_GROUP_OFFSETS -> {
+                ApiException e = null;
+                for (var g : ((org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest) request).data().groups()) {
+                    e = e != null ? e : group(ctx, AclOperation.DESCRIBE, g.groupId());
+                }
+                yield e;
+            }
+            case ALTER_SHARE_GROUP_OFFSETS -> group(ctx, AclOperation.READ,
+                    ((org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest) request).data().groupId());
+            case DELETE_SHARE_GROUP_OFFSETS -> group(ctx, AclOperation.DELETE,
+                    ((org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest) request).data().groupId());
             case SHARE_GROUP_HEARTBEAT -> {
                 var d = ((org.apache.kafka.common.requests.ShareGroupHeartbeatRequest) request).data();
                 yield readGroupDescribeTopics(ctx, d.groupId(), d.subscribedTopicNames());

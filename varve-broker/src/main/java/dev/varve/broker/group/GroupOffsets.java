@@ -344,6 +344,10 @@ public final class GroupOffsets {
     }
 
     private void markDead(ClassicGroup group) {
+        ShareGroupCoordinator shareGroups = coordinator.shareGroups();
+        if (group.isShareGroup() && shareGroups != null) {
+            shareGroups.deleted(group.groupId); // its share partitions' state goes with it
+        }
         transactional.forget(group);
         group.transitionTo(State.DEAD, coordinator.time.milliseconds());
         coordinator.groups.remove(group.groupId, group);

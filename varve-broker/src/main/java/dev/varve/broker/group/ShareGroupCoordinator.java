@@ -72,6 +72,51 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
         }
     }
 
+    private final List<java.util.function.Consumer<String>> deletedListeners = new CopyOnWriteArrayList<>();
+
+    /** {@code listener.accept(groupId)} once a share group's deletion (DeleteGroups) is stored. */
+    public void onGroupDeleted(java.util.function.Consumer<String> listener) {
+        deletedListeners.add(listener);
+    }
+
+    void deleted(String groupId) {
+        for (java.util.function.Consumer<String> l : deletedListeners) {
+            try {
+                l.accept(groupId);
+            } catch (RuntimeException e) {
+                LOG.warn("share group {}: a listener failed on its deletion", groupId, e);
+            }
+        }
+    }
+
+    /**
+     * Whether a share group's offsets may be changed by an admin: NONE for an existing share group without
+     * members, GROUP_ID_NOT_FOUND when there is no such share group, NON_EMPTY_GROUP while it has members.
+     */
+    public Errors checkIdle(String groupId) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            return Errors.GROUP_ID_NOT_FOUND;
+        }
+        synchronized (group) {
+            if (group.gone() || !group.isShareGroup()) {
+                return Errors.GROUP_ID_NOT_FOUND;
+            }
+            return group.share.isEmpty() ? Errors.NONE : Errors.NON_EMPTY_GROUP;
+        }
+    }
+
+    /** Whether {@code groupId} is a share group here. */
+    public boolean exists(String groupId) {
+        ClassicGroup group = coordinator.groups.get(groupId);
+        if (group == null) {
+            return false;
+        }
+        synchronized (group) {
+            return !group.gone() && group.isShareGroup();
+        }
+    }
+
     /** {@code listener.accept(groupId, memberId)} when a member leaves or its session expires. */
     @Override
     public void onMemberRemoved(BiConsumer<String, String> listener) {
