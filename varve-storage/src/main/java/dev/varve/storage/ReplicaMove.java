@@ -117,12 +117,16 @@ final class ReplicaMove {
     private final long swapMaxBytes;
     private final Host host;
     private final Hook hook;
+    private final Time time;
+    /** When the swap took the replica's lock (nanoseconds of {@link #time}), for the log line. */
+    private long lockedAtNanos;
     private volatile State state = State.COPYING;
     /** From the destination's checkpoint write until the replica's directory is the destination. */
     private volatile boolean committing;
 
     private ReplicaMove(PartitionLog source, PartitionLog copy, File destinationLogDir, File copyDir, long swapMaxBytes,
-                        Host host, Hook hook) {
+                        Host host, Hook hook, Time time) {
+        this.time = time;
         this.tp = source.topicPartition();
         this.source = source;
         this.copy = copy;
@@ -151,7 +155,7 @@ final class ReplicaMove {
         PartitionLog copy = PartitionLog.open(copyDir, tp, source.config(), time, scheduler, start, start, start, true);
         copy.onStorageFailure(e -> host.reportFailure(destinationLogDir, e));
         LOG.info("Moving {} from {} to {}", tp, source.dir().getParentFile(), destinationLogDir);
-        return new ReplicaMove(source, copy, destinationLogDir, copyDir, swapMaxBytes, host, hook);
+        return new ReplicaMove(source, copy, destinationLogDir, copyDir, swapMaxBytes, host, hook, time);
     }
 
     TopicPartition topicPartition() {
@@ -213,11 +217,12 @@ final class ReplicaMove {
                 return null;
             });
             copied = copyUnlocked(maxBytes);
+            boolean caughtUp = copied < maxBytes; // this pass reached the replica's end (appends may have followed)
             toCopy(() -> {
                 copy.updateHighWatermark(source.highWatermark());
                 copy.flush(); // so the swap under the lock fsyncs only what it copies there
             });
-            if (copy.logEndOffset() >= source.logEndOffset()) {
+            if (caughtUp || copy.logEndOffset() >= source.logEndOffset()) {
                 copied += source.underLock(this::swapIfCaughtUp);
             }
         } catch (DestinationFailure e) {
@@ -345,6 +350,7 @@ final class ReplicaMove {
         if (state != State.COPYING) {
             return 0;
         }
+        lockedAtNanos = time.nanoseconds();
         mirror();
         long copied = 0;
         while (copy.logEndOffset() < source.logEndOffset()) {
@@ -444,7 +450,8 @@ final class ReplicaMove {
             }
         }
         host.deleteLater(tp, replaced, sourceRenamed ? renamed : null, source.config().fileDeleteDelayMs());
-        LOG.info("Moved {} to {} (log end offset {})", tp, destinationLogDir, source.logEndOffset());
+        LOG.info("Moved {} to {} (log end offset {}; appends waited {} ms for the swap)", tp, destinationLogDir,
+                source.logEndOffset(), (time.nanoseconds() - lockedAtNanos) / 1_000_000);
     }
 
     /** The broker's topic-id file goes along (written without fsync by the broker; fsynced with the copy here). */
