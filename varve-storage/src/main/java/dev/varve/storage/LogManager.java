@@ -118,6 +118,19 @@ public final class LogManager implements AutoCloseable {
                 }
             }, delayMs);
         }
+
+        @Override
+        public void deleteFilesLater(TopicPartition tp, List<File> files, long delayMs) {
+            scheduler.scheduleOnce("delete-moved-files-" + tp, () -> {
+                for (File f : files) {
+                    try {
+                        Files.deleteIfExists(f.toPath());
+                    } catch (IOException e) {
+                        LOG.debug("cannot remove {}: {}", f, e.toString());
+                    }
+                }
+            }, delayMs);
+        }
     };
     private volatile boolean started;
     private volatile boolean closed;
@@ -211,7 +224,11 @@ public final class LogManager implements AutoCloseable {
                 TopicPartition future = LogFileNames.parseFutureDirName(child.getName());
                 if (future != null) {
                     LOG.info("{}: deleting the unfinished copy {} left by an interrupted move", future, child);
-                    deleteRecursively(child.toPath());
+                    try {
+                        deleteRecursively(child.toPath());
+                    } catch (IOException e) {
+                        LOG.error("{}: cannot delete {}; it is ignored", future, child, e);
+                    }
                     restart.put(future, logDir);
                     continue;
                 }
@@ -243,7 +260,11 @@ public final class LogManager implements AutoCloseable {
                 }
             }
             if (clean) {
-                Files.deleteIfExists(new File(replica, LogFileNames.MOVE_COMMITTED_MARKER).toPath());
+                try {
+                    Files.deleteIfExists(new File(replica, LogFileNames.MOVE_COMMITTED_MARKER).toPath());
+                } catch (IOException ex) {
+                    LOG.warn("{}: cannot remove {} (harmless: no other copy is left)", tp, LogFileNames.MOVE_COMMITTED_MARKER, ex);
+                }
             }
         }
         return new Settled(notLoaded, restart);
@@ -705,16 +726,18 @@ public final class LogManager implements AutoCloseable {
      */
     public void deleteLog(TopicPartition tp) {
         preferredDirs.remove(tp);
-        ReplicaMove move = moves.get(tp);
-        if (move != null) {
-            stopMove(move, true); // its copy goes first
-        }
         if (cleaner != null) {
             cleaner.abortAndPause(tp); // a round in progress stops before the directory moves
         }
         PartitionLog log;
+        ReplicaMove move;
         synchronized (stripe(tp)) {
             log = logs.remove(tp);
+            move = moves.get(tp); // no move starts once the log is gone
+        }
+        if (move != null) {
+            move.stop(true); // its copy goes first; waits for a step in progress (a swap completes)
+            moves.remove(tp, move);
         }
         if (log == null) {
             if (cleaner != null) {

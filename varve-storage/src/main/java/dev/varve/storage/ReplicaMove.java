@@ -104,6 +104,9 @@ final class ReplicaMove {
 
         /** Closes the replaced segments after {@code delayMs}, then deletes {@code dirToDelete} (null: keep the files). */
         void deleteLater(TopicPartition tp, LogSegments replaced, File dirToDelete, long delayMs);
+
+        /** Deletes {@code files} after {@code delayMs}. */
+        void deleteFilesLater(TopicPartition tp, java.util.List<File> files, long delayMs);
     }
 
     enum State { COPYING, DONE, FAILED, STOPPED }
@@ -224,6 +227,15 @@ final class ReplicaMove {
             });
             if (caughtUp || copy.logEndOffset() >= source.logEndOffset()) {
                 copied += source.underLock(this::swapIfCaughtUp);
+                if (state == State.DONE) {
+                    // segments the copy deleted (mirrored truncations and log starts) were renamed *.deleted in
+                    // its directory and scheduled for removal by their old paths: remove them by their new ones
+                    File dir = source.dir();
+                    File[] leftovers = dir.listFiles((d, name) -> name.endsWith(LogFileNames.DELETED_SUFFIX));
+                    if (leftovers != null && leftovers.length > 0) {
+                        host.deleteFilesLater(tp, java.util.List.of(leftovers), source.config().fileDeleteDelayMs());
+                    }
+                }
             }
         } catch (DestinationFailure e) {
             fail("the destination failed", e.getCause());

@@ -400,6 +400,8 @@ class ReplicaMoveTest {
         }
         assertThat(log.dir().getParentFile()).isEqualTo(b);
         assertThat(log.logStartOffset()).isEqualTo(200);
+        scheduler.tick(1000); // file.delete.delay.ms: what the copy deleted before the swap goes too
+        assertThat(Arrays.stream(children(log.dir())).filter(n -> n.endsWith(LogFileNames.DELETED_SUFFIX))).isEmpty();
         List<String> expected = contents(log);
         assertThat(expected).hasSize(20).allMatch(s -> Long.parseLong(s.split(":")[0]) >= 200);
         m.close();
