@@ -31,7 +31,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * AlterReplicaLogDirs at every version kafka-clients 4.4 knows, with Kafka 4.4's error codes for what
  * an operator can get wrong (checked against a Kafka 4.4 broker with three log directories: a path not
  * in {@code log.dirs}, a relative path or one with a trailing slash is LOG_DIR_NOT_FOUND; an unknown
- * topic or partition UNKNOWN_TOPIC_OR_PARTITION), and a move seen through DescribeLogDirs: the future
+ * topic or partition UNKNOWN_TOPIC_OR_PARTITION; a 249-character topic name, known or not,
+ * INVALID_TOPIC_EXCEPTION whatever the path), and a move seen through DescribeLogDirs: the future
  * replica with its offset lag, then the replica in its new directory.
  */
 class AlterReplicaLogDirsWireTest {
