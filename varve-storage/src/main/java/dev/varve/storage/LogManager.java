@@ -582,8 +582,11 @@ public final class LogManager implements AutoCloseable {
      * created.
      *
      * @throws KafkaStorageException the directory failed, the partition is offline, or the copy cannot be created
+     * @throws org.apache.kafka.common.errors.LogDirNotFoundException {@code dir} is not one of {@code log.dirs}
      */
-    public AlterLogDirResult alterLogDir(TopicPartition tp, File logDir) {
+    public AlterLogDirResult alterLogDir(TopicPartition tp, File dir) {
+        File logDir = managerConfig.logDirs().stream().filter(d -> sameDir(d, dir)).findFirst()
+                .orElseThrow(() -> new org.apache.kafka.common.errors.LogDirNotFoundException(dir + " is not in log.dirs"));
         if (failedDirs.contains(logDir.getAbsolutePath())) {
             throw new KafkaStorageException("log directory " + logDir.getAbsolutePath() + " is offline");
         }

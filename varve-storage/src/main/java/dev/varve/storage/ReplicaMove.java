@@ -238,6 +238,7 @@ final class ReplicaMove {
                 }
             }
         } catch (DestinationFailure e) {
+            reportIfUnreported(e);
             fail("the destination failed", e.getCause());
         } catch (KafkaStorageException | IOException e) {
             // the replica's own disk (its failure is reported where it happened) or a closed log
@@ -388,9 +389,9 @@ final class ReplicaMove {
             toCopy(() -> {
                 copy.updateHighWatermark(source.highWatermark());
                 copy.replaceEpochs(source.epochCache().entries());
-                copyPartitionMetadata(sourceDir);
                 copy.flush();
             });
+            copyPartitionMetadata(sourceDir);
             hook.before(SwapStep.WRITE_MARKER);
             removeStaleMarker(sourceDir);
             toCopy(() -> {
@@ -411,6 +412,7 @@ final class ReplicaMove {
                 Files.move(copyDir.toPath(), finalDir.toPath(), StandardCopyOption.ATOMIC_MOVE);
             });
         } catch (DestinationFailure e) {
+            reportIfUnreported(e);
             fail("the destination failed before the move committed", e.getCause());
             return;
         } catch (IOException | RuntimeException e) {
@@ -466,18 +468,41 @@ final class ReplicaMove {
                 source.logEndOffset(), (time.nanoseconds() - lockedAtNanos) / 1_000_000);
     }
 
-    /** The broker's topic-id file goes along (written without fsync by the broker; fsynced with the copy here). */
-    private void copyPartitionMetadata(File sourceDir) throws IOException {
+    /**
+     * The broker's topic-id file goes along (written without fsync by the broker; fsynced with the copy
+     * here). One that cannot be read is left behind: the broker writes it again where it is missing.
+     */
+    private void copyPartitionMetadata(File sourceDir) {
         File from = new File(sourceDir, LogFileNames.PARTITION_METADATA);
-        if (!from.isFile()) {
+        byte[] content;
+        try {
+            content = from.isFile() ? Files.readAllBytes(from.toPath()) : null;
+        } catch (IOException e) {
+            LOG.warn("cannot read {}; the moved replica goes without it: {}", from, e.getMessage());
+            content = null;
+        }
+        if (content == null) {
             return;
         }
-        File to = new File(copyDir, LogFileNames.PARTITION_METADATA);
-        DiskFaults.check(DiskFaults.Op.CREATE, to.toPath());
-        Files.copy(from.toPath(), to.toPath(), StandardCopyOption.REPLACE_EXISTING);
-        try (var channel = java.nio.channels.FileChannel.open(to.toPath(), StandardOpenOption.WRITE)) {
-            DiskFaults.check(DiskFaults.Op.FSYNC, to.toPath());
-            channel.force(true);
+        byte[] bytes = content;
+        toCopy(() -> {
+            File to = new File(copyDir, LogFileNames.PARTITION_METADATA);
+            DiskFaults.check(DiskFaults.Op.CREATE, to.toPath());
+            Files.write(to.toPath(), bytes);
+            try (var channel = java.nio.channels.FileChannel.open(to.toPath(), StandardOpenOption.WRITE)) {
+                DiskFaults.check(DiskFaults.Op.FSYNC, to.toPath());
+                channel.force(true);
+            }
+        });
+    }
+
+    /**
+     * A write of the copy failed: one of the copy's own writes reported it already (its failure listener
+     * is the destination's failure path); a file operation of the move itself is reported here.
+     */
+    private void reportIfUnreported(DestinationFailure e) {
+        if (e.getCause() instanceof IOException io) {
+            host.reportFailure(destinationLogDir, io);
         }
     }
 

@@ -327,6 +327,7 @@ class ReplicaMoveTest {
             m.stepMoves(1_000_000);
         }
         assertThat(m.movingTo(TP)).isEmpty();
+        assertThat(m.failedLogDirs()).containsExactly(b.getAbsolutePath()); // the one disk-failure path
         assertThat(log.dir()).isEqualTo(new File(a, "orders-0"));
         assertThat(log.isOffline()).isFalse();
         fill(log, 5, 0);
