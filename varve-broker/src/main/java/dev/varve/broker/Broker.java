@@ -130,7 +130,8 @@ public final class Broker implements AutoCloseable {
                         config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS))
                 .withCleaner(config.cleanerConfig())
                 .withStartupVerification(config.startupVerification())
-                .withRecoveryThreadsPerDataDir(config.intValue(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR));
+                .withRecoveryThreadsPerDataDir(config.intValue(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR))
+                .withReplicaMoveBytesPerSecond(config.longValue(BrokerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND));
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();
@@ -234,6 +235,7 @@ public final class Broker implements AutoCloseable {
                 new IncrementalAlterConfigsHandler(context),
                 new DescribeClusterHandler(context),
                 new DescribeLogDirsHandler(context),
+                new dev.varve.broker.api.AlterReplicaLogDirsHandler(context),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.electLeaders(context),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.listReassignments(),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.alterReassignments(context),

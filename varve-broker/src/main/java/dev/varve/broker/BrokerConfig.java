@@ -62,6 +62,7 @@ public final class BrokerConfig {
     public static final String FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
     public static final String FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
     public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR = "num.recovery.threads.per.data.dir";
+    public static final String REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND = "replica.alter.log.dirs.io.max.bytes.per.second";
     public static final String FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
@@ -233,6 +234,9 @@ public final class BrokerConfig {
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
+            .define(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM,
+                    "Bytes per second all replica moves between log directories (AlterReplicaLogDirs) copy together;"
+                    + " static in Varve (a dynamic broker config in Kafka).")
             .define(NUM_RECOVERY_THREADS_PER_DATA_DIR, INT, dev.varve.storage.LogManagerConfig.DEFAULT_RECOVERY_THREADS_PER_DATA_DIR,
                     atLeast(1), MEDIUM, "Threads per log directory loading (and, after an unclean shutdown, recovering) its"
                     + " partitions at start-up.")

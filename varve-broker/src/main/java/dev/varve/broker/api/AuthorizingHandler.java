@@ -195,7 +195,7 @@ public final class AuthorizingHandler implements ApiHandler {
             case DESCRIBE_CLIENT_QUOTAS -> cluster(ctx, AclOperation.DESCRIBE_CONFIGS);
             case ALTER_CLIENT_QUOTAS -> cluster(ctx, AclOperation.ALTER_CONFIGS);
             case ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, CREATE_ACLS, DELETE_ACLS, ALTER_USER_SCRAM_CREDENTIALS,
-                 ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_FEATURES -> cluster(ctx, AclOperation.ALTER);
+                 ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_FEATURES, ALTER_REPLICA_LOG_DIRS -> cluster(ctx, AclOperation.ALTER);
             case LIST_PARTITION_REASSIGNMENTS, DESCRIBE_ACLS, DESCRIBE_USER_SCRAM_CREDENTIALS, DESCRIBE_LOG_DIRS, DESCRIBE_QUORUM ->
                     cluster(ctx, AclOperation.DESCRIBE);
             default -> null;
