@@ -267,6 +267,42 @@ public final class ConsumerGroupCoordinator {
      * @param commitVersion the OffsetCommit version, or -1 for a fetch
      */
     static Errors validateOffsets(ClassicGroup group, String memberId, int memberEpoch, int commitVersion) {
+        return validateOffsets(group, memberId, memberEpoch, commitVersion, null, null);
+    }
+
+    /**
+     * As {@link #validateOffsets(ClassicGroup, String, int, int)} for a commit of {@code partitions}: a commit
+     * that carries the member's epoch before its last bump is accepted when the member owns every one of
+     * its partitions now (the commit was sent before the answer with the new epoch arrived; what it
+     * commits is the member's own), as Kafka 4.4's assignment epochs allow; a partition it gave up makes
+     * it STALE_MEMBER_EPOCH.
+     */
+    static Errors validateOffsets(ClassicGroup group, String memberId, int memberEpoch, int commitVersion,
+                                  java.util.Collection<org.apache.kafka.common.TopicPartition> partitions, GroupTopics topics) {
+        Errors e = validateEpoch(group, memberId, memberEpoch, commitVersion);
+        if (e != Errors.STALE_MEMBER_EPOCH || partitions == null || topics == null) {
+            return e;
+        }
+        ConsumerGroupMember member = group.consumer.members().get(memberId);
+        if (memberEpoch <= 0 || memberEpoch != member.previousMemberEpoch()) {
+            return e; // (at epoch 0 a member owns nothing: a commit with it is stale whatever it names)
+        }
+        for (org.apache.kafka.common.TopicPartition tp : partitions) {
+            Uuid id = topics.idOf(tp.topic());
+            boolean owned = id != null && (member.assigned().getOrDefault(id, Set.of()).contains(tp.partition())
+                    || member.pendingRevocation().getOrDefault(id, Set.of()).contains(tp.partition()));
+            if (!owned) {
+                return e;
+            }
+        }
+        return Errors.NONE;
+    }
+
+    GroupTopics topics() {
+        return topics;
+    }
+
+    private static Errors validateEpoch(ClassicGroup group, String memberId, int memberEpoch, int commitVersion) {
         ConsumerGroupState s = group.consumer;
         boolean anonymous = memberId == null || memberId.isEmpty();
         if (commitVersion >= 0) {

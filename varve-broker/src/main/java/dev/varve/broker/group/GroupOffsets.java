@@ -95,7 +95,8 @@ public final class GroupOffsets {
                 return done(Errors.GROUP_ID_NOT_FOUND); // a share group keeps no committed offsets
             }
             Errors invalid = group.isConsumerGroup() && !group.gone()
-                    ? ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, version)
+                    ? ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, version, offsets.keySet(),
+                            coordinator.consumerGroups() == null ? null : coordinator.consumerGroups().topics())
                     : validateCommit(group, generationId, memberId, groupInstanceId);
             if (invalid != Errors.NONE) {
                 return done(invalid);
