@@ -15,9 +15,11 @@ public enum GroupAnomaly {
     DOUBLE_OWNER,
 
     /**
-     * A commit of a partition succeeded although it was sent after another member had been assigned that
-     * partition while the committer still owned it (a zombie, whose interval later ended with
-     * onPartitionsLost): the coordinator accepted a fenced member's commit. Count: such (commit, partition) pairs.
+     * Two owners that look like a fenced zombie and its successor (the earlier interval ended with
+     * onPartitionsLost), except that a commit of the partition by the earlier owner succeeded although it was
+     * sent after the later owner had been assigned it: the coordinator either accepted a fenced member's commit,
+     * or gave away the partition of a member it still held live (a double owner whose earlier owner happened to
+     * be fenced later). Count: such overlapping pairs (the example names the first such commit).
      */
     ZOMBIE_COMMIT,
 

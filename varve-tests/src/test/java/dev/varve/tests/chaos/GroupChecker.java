@@ -285,15 +285,24 @@ public final class GroupChecker {
             });
         }
 
-        /** Successful commits of the zombie {@code first} sent once {@code second} owned the partition. */
+        /**
+         * The first successful commit of the zombie {@code first} sent once {@code second} owned the partition, if any:
+         * the coordinator still took that member's commits after it had given the partition away.
+         */
         private void zombieCommits(Interval first, Interval second) {
+            Commit accepted = null;
             for (Commit c : okCommits.getOrDefault(first.partition, List.of())) {
-                if (c.member().equals(first.member) && c.startNanos() >= second.start && c.startNanos() < first.end) {
-                    add(GroupAnomaly.ZOMBIE_COMMIT, c.startNanos(), () -> first.member + " committed p" + first.partition
-                            + " at " + c.offsets().get(first.partition) + " (sent " + t(c.startNanos()) + ", ok "
-                            + t(c.nanoTime()) + ") although " + second.member + " had been assigned it " + t(second.start)
-                            + "; " + describe(first));
+                if (c.member().equals(first.member) && c.startNanos() >= second.start && c.startNanos() < first.end
+                        && (accepted == null || c.startNanos() < accepted.startNanos())) {
+                    accepted = c;
                 }
+            }
+            if (accepted != null) {
+                Commit c = accepted;
+                add(GroupAnomaly.ZOMBIE_COMMIT, c.startNanos(), () -> first.member + " committed p" + first.partition
+                        + " at " + c.offsets().get(first.partition) + " (sent " + t(c.startNanos()) + ", ok "
+                        + t(c.nanoTime()) + ") although " + second.member + " had been assigned it " + t(second.start)
+                        + " (" + describe(second) + "); " + describe(first));
             }
         }
 
@@ -424,6 +433,9 @@ public final class GroupChecker {
             }
             Map<Stop, Integer> stops = new EnumMap<>(Stop.class);
             stopped.values().forEach(s -> stops.merge(s.how(), 1, Integer::sum));
+            String firstError = stopped.values().stream().filter(s -> s.how() == Stop.ERROR)
+                    .min(Comparator.comparingLong(Stopped::nanoTime))
+                    .map(s -> s.member() + " " + t(s.nanoTime()) + ": " + s.detail()).orElse(null);
             int commitsOk = (int) events.stream().filter(e -> e instanceof Commit c && c.ok()).count();
             int duplicateValues = 0;
             int extra = 0;
@@ -448,7 +460,8 @@ public final class GroupChecker {
             String[] detail = {"no description of the group"};
             boolean isSettled = settled != null && settled(detail);
             long healToSettle = heal != null && settled != null ? (settled.nanoTime() - heal.nanoTime()) / 1_000_000 : -1;
-            return new GroupReport.Totals(started.size(), statics, bySubscription, stops, stalls, assigned, revoked, lost,
+            return new GroupReport.Totals(started.size(), statics, bySubscription, stops, firstError, stalls, assigned,
+                    revoked, lost,
                     zombies.count, zombies.count == 0 ? null : zombies.first.get(), commitsOk, commitsFailed, acked.size(),
                     delivered, duplicateValues, extra, judged, finalOffsets != null, complete, isSettled, detail[0],
                     healToSettle);

@@ -227,6 +227,15 @@ class GroupCheckerTest {
     }
 
     @Test
+    void aZombieCommitIsCountedOncePerOverlap() {
+        cleanRun();
+        commit(222, 228, "a", true, Map.of(0, 2L));
+        commit(232, 238, "a", true, Map.of(0, 2L));
+
+        assertOnly(check(), GroupAnomaly.ZOMBIE_COMMIT, 1);
+    }
+
+    @Test
     void aZombiesFailedCommitIsFine() {
         cleanRun();
         commit(222, 228, "a", false, Map.of(0, 2L));

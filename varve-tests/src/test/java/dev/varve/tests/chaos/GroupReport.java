@@ -17,7 +17,8 @@ public final class GroupReport {
 
     /**
      * What the workload did. {@code members}: consumer instances started ({@code staticMembers} of them with
-     * the static member's instance id), by subscription; {@code stops}: how members stopped; {@code stalls}:
+     * the static member's instance id), by subscription; {@code stops}: how members stopped, {@code firstError} the
+     * first error a member's consumer failed with (null if none); {@code stalls}:
      * members that stopped polling past their poll interval; callbacks as recorded; {@code zombieOverlaps}:
      * pairs of overlapping ownership intervals explained by the earlier owner being fenced (its interval ended
      * with onPartitionsLost, or its revocation was followed by an onPartitionsLost naming the same partition),
@@ -30,7 +31,7 @@ public final class GroupReport {
      * ({@code settleDetail} says what was seen); {@code healToSettleMs} -1 without a heal or a description.
      */
     public record Totals(int members, int staticMembers, Map<GroupHistory.Subscription, Integer> bySubscription,
-                         Map<GroupHistory.Stop, Integer> stops, int stalls, int assigned, int revoked, int lost,
+                         Map<GroupHistory.Stop, Integer> stops, String firstError, int stalls, int assigned, int revoked, int lost,
                          int zombieOverlaps, String firstZombieOverlap, int commitsOk, int commitsFailed,
                          int acked, int delivered, int duplicateValues, int extraDeliveries, int ackedJudged,
                          boolean offsetsJudged, boolean finalComplete, boolean settled, String settleDetail,
@@ -93,6 +94,9 @@ public final class GroupReport {
         findings.forEach((kind, finding) -> out.append(String.format("  %-20s %8d%n", kind, finding.count())));
         out.append(String.format("members: %d started (%d static instances; by subscription %s); stopped %s; %d stalls%n",
                 totals.members(), totals.staticMembers(), totals.bySubscription(), totals.stops(), totals.stalls()));
+        if (totals.firstError() != null) {
+            out.append("first member error: ").append(totals.firstError()).append('\n');
+        }
         out.append(String.format("callbacks: %d assigned, %d revoked, %d lost; %d overlaps of fenced zombies%s%n",
                 totals.assigned(), totals.revoked(), totals.lost(), totals.zombieOverlaps(),
                 totals.firstZombieOverlap() == null ? "" : " (first: " + totals.firstZombieOverlap() + ")"));
