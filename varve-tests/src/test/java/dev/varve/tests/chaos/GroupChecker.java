@@ -38,8 +38,11 @@ import java.util.function.Supplier;
  * acting at once). Kafka's consumer protocol revokes before it assigns, so two intervals of a partition may
  * only overlap when the earlier owner was fenced, or left when its poll interval expired, without knowing it
  * yet (a zombie): its interval then ends with onPartitionsLost, or with a revocation that it ran late, after
- * the coordinator had fenced it, and the onPartitionsLost that follows names the partition again. Such
- * overlaps are counted, not flagged; any other overlap is a {@link GroupAnomaly#DOUBLE_OWNER}. The workload
+ * the coordinator had fenced it, and the onPartitionsLost that follows names the partition again. A member
+ * back from a stall past its poll interval (it left the group meanwhile) may also run, in its next poll, an
+ * onPartitionsAssigned it had queued before, then its onPartitionsLost: that late assignment ends at the
+ * onPartitionsLost. Such overlaps are counted, not flagged; any other overlap is a
+ * {@link GroupAnomaly#DOUBLE_OWNER}. The workload
  * stops a member only right after one of its commits succeeded (the coordinator had just accepted its member
  * epoch), so a stop never ends the interval of a zombie.
  *
@@ -74,6 +77,13 @@ public final class GroupChecker {
         String stop = "";
         /** Revoked, then an onPartitionsLost of the same member named the partition again: fenced while revoking. */
         boolean lostAfterRevoke;
+        /**
+         * Opened by an onPartitionsAssigned that the member ran in its first poll after a stall past its poll
+         * interval and that an onPartitionsLost followed in that same poll: an assignment of the membership it had
+         * already lost (the client leaves the group when the poll interval expires and runs the callbacks it had
+         * queued when it polls again). Ends at that onPartitionsLost.
+         */
+        boolean stale;
         long firstDeliveryAt = Long.MAX_VALUE;
         long firstDeliveryOffset = -1;
 
@@ -85,6 +95,11 @@ public final class GroupChecker {
 
         boolean fenced() {
             return how == End.LOST || (how == End.REVOKED && lostAfterRevoke);
+        }
+
+        /** An interval whose overlaps Kafka's semantics explain: it belonged to a fenced member. */
+        boolean explained() {
+            return fenced() || stale;
         }
     }
 
@@ -196,7 +211,16 @@ public final class GroupChecker {
             byMember.forEach((name, memberEvents) -> {
                 Map<Integer, Interval> open = new HashMap<>();
                 Map<Integer, Interval> revokedLast = new HashMap<>(); // partition -> its interval just revoked
+                boolean afterStall = false; // from a stall to the member's first delivery or successful commit
+                List<Interval> openedAfterStall = new ArrayList<>();
                 for (Event e : memberEvents) {
+                    if (e instanceof Stalled) {
+                        afterStall = true;
+                        openedAfterStall.clear();
+                    } else if (e instanceof Delivered || (e instanceof Commit c && c.ok())) {
+                        afterStall = false;
+                        openedAfterStall.clear();
+                    }
                     if (e instanceof Assigned a) {
                         for (int p : a.partitions()) {
                             if (!open.containsKey(p)) {
@@ -204,6 +228,9 @@ public final class GroupChecker {
                                 open.put(p, i);
                                 intervals.computeIfAbsent(p, k -> new ArrayList<>()).add(i);
                                 revokedLast.remove(p);
+                                if (afterStall) {
+                                    openedAfterStall.add(i);
+                                }
                             }
                         }
                     } else if (e instanceof Revoked r) {
@@ -223,6 +250,13 @@ public final class GroupChecker {
                                 revokedLast.remove(p).lostAfterRevoke = true;
                             }
                         }
+                        for (Interval i : openedAfterStall) {
+                            if (open.remove(i.partition, i)) {
+                                close(i, End.LOST, l.nanoTime(), "");
+                                i.stale = true;
+                            }
+                        }
+                        openedAfterStall.clear();
                     } else if (e instanceof Delivered d) {
                         Interval i = open.get(d.partition());
                         if (i != null && d.nanoTime() < i.firstDeliveryAt) {
@@ -276,6 +310,8 @@ public final class GroupChecker {
                         if (first.fenced()) {
                             zombies.add(second.start, () -> "p" + p + ": " + describe(first) + " overlapped " + describe(second));
                             zombieCommits(first, second);
+                        } else if (second.stale) {
+                            zombies.add(second.start, () -> "p" + p + ": " + describe(first) + " overlapped " + describe(second));
                         } else {
                             add(GroupAnomaly.DOUBLE_OWNER, second.start, () -> "p" + p + ": " + describe(first)
                                     + ", yet " + describe(second));
@@ -309,7 +345,7 @@ public final class GroupChecker {
         private String describe(Interval i) {
             String end = switch (i.how) {
                 case REVOKED -> "revoked " + t(i.end) + (i.lostAfterRevoke ? ", then lost" : "");
-                case LOST -> "lost " + t(i.end);
+                case LOST -> (i.stale ? "lost (a late assignment after a stall) " : "lost ") + t(i.end);
                 case STOPPED -> "stopped (" + i.stop + ") " + t(i.end);
                 default -> "still owned at the end";
             };

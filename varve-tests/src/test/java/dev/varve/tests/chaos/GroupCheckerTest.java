@@ -215,6 +215,34 @@ class GroupCheckerTest {
     }
 
     @Test
+    void anAssignmentRunLateAfterAStallIsNotADoubleOwner() {
+        cleanRun();
+        started(370, "f", Subscription.NAME, null);
+        assigned(372, "f", 1); // b crashed at 360; f stalls with p1, leaves the group, a gets p1 at 420 (f: a zombie)
+        history.add(new GroupHistory.Stalled("f", ms(373), ms(425)));
+        assigned(426, "f", 1, 0); // queued before it left the group, run in its first poll after the stall ...
+        lost(427, "f", 1); // ... then its lost partitions, without p0, not yet its when it left (c owns p0)
+        stopped(428, "f", Stop.LEAVE);
+
+        GroupReport report = check();
+
+        assertThat(report.valid()).as(report.toString()).isTrue();
+        assertThat(report.totals().firstZombieOverlap()).isNotNull();
+        assertThat(report.totals().zombieOverlaps()).isEqualTo(3); // a/c on p0 as before; f on p1 with a, f on p0 with c
+    }
+
+    @Test
+    void withoutTheStallALateAssignmentIsADoubleOwner() {
+        cleanRun();
+        started(370, "f", Subscription.NAME, null);
+        assigned(426, "f", 0); // c owns p0
+        lost(427, "f", 1);
+        stopped(428, "f", Stop.LEAVE);
+
+        assertOnly(check(), GroupAnomaly.DOUBLE_OWNER, 1);
+    }
+
+    @Test
     void aZombiesCommitAcceptedAfterItsPartitionMovedIsFound() {
         cleanRun();
         commit(222, 228, "a", true, Map.of(0, 2L)); // sent after c was assigned p0 (210), before a lost it (330)
