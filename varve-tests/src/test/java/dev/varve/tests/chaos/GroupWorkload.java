@@ -55,8 +55,8 @@ import java.util.regex.Pattern;
  *
  * <p>A conductor changes the membership every 3-6 s, each change once per round in a seeded order: two
  * joins; a clean leave (close, leaving the group); a crash; a stall (a member stops polling between a poll and
- * its commit for longer than its {@code max.poll.interval.ms}: the client leaves the group itself and, when it
- * polls again, its commit fails and onPartitionsLost runs: a fenced zombie that kept its records); and a restart
+ * its commit for longer than its {@code max.poll.interval.ms}: the client leaves the group itself; when the member
+ * resumes, its commit fails and its next poll runs onPartitionsLost: a fenced zombie that kept its records); and a restart
  * of the static member (close with {@code REMAIN_IN_GROUP}, a static leave, and a new instance with the same id
  * within the session timeout, which takes its assignment back).
  *
