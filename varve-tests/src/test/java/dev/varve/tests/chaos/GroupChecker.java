@@ -307,11 +307,13 @@ public final class GroupChecker {
                         if (second.start >= first.end) {
                             break; // sorted by start: no later interval overlaps the first one either
                         }
-                        if (first.fenced()) {
+                        if (second.stale) {
+                            // a late assignment of a member that had already left: never a real owner, so the
+                            // first owner's commits meanwhile are its own (seed 23696867653538)
+                            zombies.add(second.start, () -> "p" + p + ": " + describe(first) + " overlapped " + describe(second));
+                        } else if (first.fenced()) {
                             zombies.add(second.start, () -> "p" + p + ": " + describe(first) + " overlapped " + describe(second));
                             zombieCommits(first, second);
-                        } else if (second.stale) {
-                            zombies.add(second.start, () -> "p" + p + ": " + describe(first) + " overlapped " + describe(second));
                         } else {
                             add(GroupAnomaly.DOUBLE_OWNER, second.start, () -> "p" + p + ": " + describe(first)
                                     + ", yet " + describe(second));
