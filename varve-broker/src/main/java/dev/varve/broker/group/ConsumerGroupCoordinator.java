@@ -65,8 +65,10 @@ public final class ConsumerGroupCoordinator {
         if (!enabled.getAsBoolean()) {
             return error(Errors.UNSUPPORTED_VERSION, "The consumer group protocol is off: group.version is 0.");
         }
-        if (req.groupId() == null || req.groupId().isEmpty()) {
-            return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
+        try {
+            ConsumerGroupLogic.validate(req, version); // before the group is looked up (or created)
+        } catch (ApiException e) {
+            return error(Errors.forException(e), e.getMessage());
         }
         boolean joining = req.memberEpoch() == 0;
         ClassicGroup group = joining ? coordinator.getOrCreate(req.groupId()) : coordinator.groups.get(req.groupId());

@@ -211,7 +211,7 @@ public final class ConsumerGroupLogic {
                 member.memberId());
     }
 
-    private static void validate(ConsumerGroupHeartbeatRequestData req, short version) {
+    static void validate(ConsumerGroupHeartbeatRequestData req, short version) {
         if (req.groupId() == null || req.groupId().isEmpty()) {
             throw new InvalidRequestException("GroupId can't be empty.");
         }

@@ -128,8 +128,10 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
         if (!enabled.getAsBoolean()) {
             return error(Errors.UNSUPPORTED_VERSION, "Share groups are off: share.version is 0.");
         }
-        if (req.groupId() == null || req.groupId().isEmpty()) {
-            return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
+        try {
+            ShareGroupLogic.validate(req); // before the group is looked up (or created)
+        } catch (ApiException e) {
+            return error(Errors.forException(e), e.getMessage());
         }
         boolean joining = req.memberEpoch() == 0;
         ClassicGroup group = joining ? coordinator.getOrCreate(req.groupId()) : coordinator.groups.get(req.groupId());

@@ -138,7 +138,7 @@ public final class ShareGroupLogic {
         return new ShareGroupState(state.groupEpoch() + 1, state.assignmentEpoch(), state.metadataHash(), members, target);
     }
 
-    private static void validate(ShareGroupHeartbeatRequestData req) {
+    static void validate(ShareGroupHeartbeatRequestData req) {
         if (req.groupId() == null || req.groupId().isEmpty()) {
             throw new InvalidRequestException("GroupId can't be empty.");
         }
