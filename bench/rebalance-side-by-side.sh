@@ -4,9 +4,10 @@
 #
 #   bench/rebalance-side-by-side.sh [MEMBERS] [PARTITIONS] [RUNS]      (defaults 100, 1000, 5)
 #
-# For each broker and each group protocol in MODES: an empty topic of PARTITIONS partitions; then RUNS runs, each
-# with a fresh group id, of three phases, each timed until every partition is held by exactly one member, the
-# shares are balanced and the broker reports the group STABLE with those members and partitions:
+# For each broker and each group protocol in MODES: an empty topic of PARTITIONS partitions; then a warm-up run (not
+# counted: a fresh broker's first group pays for cold code) and RUNS runs, each with a fresh group id, of three
+# phases, each timed until every partition is held by exactly one member, the shares are balanced and the broker
+# reports the group STABLE with those members and partitions:
 #   join    MEMBERS consumers (one JVM, constructed first) subscribe at once;
 #   leave   CHANGE of them close (LeaveGroup, or KIP-848's leave heartbeat);
 #   rejoin  CHANGE new consumers subscribe.

@@ -73,7 +73,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * members, each with the partitions it believes it owns. The phase's time is when that describe was sent (the
  * probe looks every {@value #CHECK_MS} ms).
  *
- * <p>Prints one line per run on stderr ({@code run K: join S leave S rejoin S}), and on stdout the medians in
+ * <p>{@code -Drebalance.warmup} (default 1) runs come first and are not counted: on a fresh broker the first group
+ * pays for cold code on both sides (measured: twice to seven times the broker CPU of the runs after it).
+ * Prints one line per run on stderr ({@code run K: join S leave S rejoin S}), and on stdout the medians in
  * seconds: {@code JOIN LEAVE REJOIN}. A phase that does not settle within TIMEOUT_S (default 180) prints what the
  * broker and the members saw on stderr, {@code timeout} on stdout, and exits 1.
  *
@@ -134,21 +136,26 @@ public final class RebalanceProbe {
         java.util.Random jitter = new java.util.Random(Long.getLong("rebalance.seed", 17));
         createTopic(bootstrap, topic, partitions);
         double[][] seconds = new double[3][runs];
-        for (int r = 0; r < runs; r++) {
+        // warm-up runs first, not counted: a fresh broker's first group pays for its cold code (and __consumer_offsets)
+        int warmups = Integer.getInteger("rebalance.warmup", 1);
+        for (int r = -warmups; r < runs; r++) {
             String group = "rebalance-" + mode + "-" + System.currentTimeMillis();
+            String label = r < 0 ? "warm-up run (not counted)" : "run " + (r + 1);
             Result result;
             try {
                 result = run(bootstrap, topic, group, mode, members, change, overrides, timeout, jitter, jitterMs);
             } catch (NotSettledException e) {
-                System.err.println("run " + (r + 1) + " (" + group + "): " + e.getMessage());
+                System.err.println(label + " (" + group + "): " + e.getMessage());
                 System.out.println("timeout");
                 System.exit(1);
                 return;
             }
             List<Phase> phases = result.phases();
-            StringBuilder line = new StringBuilder("run " + (r + 1) + " (" + group + "):");
+            StringBuilder line = new StringBuilder(label + " (" + group + "):");
             for (int i = 0; i < 3; i++) {
-                seconds[i][r] = phases.get(i).seconds();
+                if (r >= 0) {
+                    seconds[i][r] = phases.get(i).seconds();
+                }
                 line.append(String.format(" %s %.2f s (%d callbacks)", phases.get(i).name(), phases.get(i).seconds(),
                         phases.get(i).callbacks()));
             }
