@@ -97,6 +97,8 @@ public final class Broker implements AutoCloseable {
     private final dev.varve.broker.cluster.ClusterServices cluster;
     private final CoordinatorPartitions coordinatorPartitions;
     private final GroupOffsets groupOffsets;
+    /** Share groups' data path (KIP-932), or null when they are not offered. */
+    private final dev.varve.broker.share.SharePartitionManager shares;
     private final RequestDispatcher dispatcher;
     private final dev.varve.broker.metrics.BrokerMetrics metrics;
     private final dev.varve.broker.metrics.LogMetrics logMetrics;
@@ -109,8 +111,9 @@ public final class Broker implements AutoCloseable {
         File firstDir = config.logDirs().get(0);
         Files.createDirectories(firstDir.toPath());
         boolean clustered = config.clustered();
-        String clusterId = loadOrCreateClusterId(firstDir, config.nodeId(),
+        MetaProperties metaProperties = loadOrCreateMetaProperties(firstDir, config.nodeId(),
                 clustered ? dev.varve.broker.cluster.ClusterServices.clusterId(config) : null);
+        String clusterId = metaProperties.clusterId();
         // In a cluster the topics come from the metadata image; a single node keeps them in a file.
         TopicRegistry topics = clustered ? TopicRegistry.fromMetadata(config.defaultLogConfig())
                 : new TopicRegistry(firstDir, config.defaultLogConfig());
@@ -127,7 +130,8 @@ public final class Broker implements AutoCloseable {
                         config.longValue(BrokerConfig.PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS))
                 .withCleaner(config.cleanerConfig())
                 .withStartupVerification(config.startupVerification())
-                .withRecoveryThreadsPerDataDir(config.intValue(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR));
+                .withRecoveryThreadsPerDataDir(config.intValue(BrokerConfig.NUM_RECOVERY_THREADS_PER_DATA_DIR))
+                .withReplicaMoveBytesPerSecond(config.longValue(BrokerConfig.REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND));
         this.logManager = new LogManager(lmc, topics::logConfig, Time.SYSTEM, scheduler);
         logManager.startup();
         this.purgatory = new FetchPurgatory();
@@ -163,6 +167,11 @@ public final class Broker implements AutoCloseable {
         dev.varve.broker.group.ConsumerGroupCoordinator consumerGroups = config.consumerProtocolEnabled()
                 ? new dev.varve.broker.group.ConsumerGroupCoordinator(coordinator,
                         new dev.varve.broker.group.ConsumerGroupLogic(config.consumerGroupConfig()), groupTopics(context.topics()))
+                : null;
+        // KIP-932 share groups' membership (single node; the share partitions are the fetch path's)
+        dev.varve.broker.group.ShareGroupCoordinator shareGroups = config.shareProtocolEnabled()
+                ? new dev.varve.broker.group.ShareGroupCoordinator(coordinator,
+                        new dev.varve.broker.group.ShareGroupLogic(config.shareGroupConfig()), groupTopics(context.topics()))
                 : null;
         this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
@@ -226,6 +235,7 @@ public final class Broker implements AutoCloseable {
                 new IncrementalAlterConfigsHandler(context),
                 new DescribeClusterHandler(context),
                 new DescribeLogDirsHandler(context),
+                new dev.varve.broker.api.AlterReplicaLogDirsHandler(context),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.electLeaders(context),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.listReassignments(),
                 dev.varve.broker.api.SingleNodeLeadershipHandlers.alterReassignments(context),
@@ -242,6 +252,10 @@ public final class Broker implements AutoCloseable {
                 new OffsetDeleteHandler(context, groupOffsets),
                 new TxnOffsetCommitHandler(context, groupOffsets.transactional(), offsetsVerifier),
                 new OffsetForLeaderEpochHandler(context)));
+        if (shareGroups != null) {
+            handlers.add(new dev.varve.broker.api.ShareGroupHeartbeatHandler(shareGroups));
+            handlers.add(new dev.varve.broker.api.ShareGroupDescribeHandler(shareGroups));
+        }
         if (consumerGroups != null) {
             handlers.add(new dev.varve.broker.api.ConsumerGroupHeartbeatHandler(consumerGroups));
             handlers.add(new dev.varve.broker.api.ConsumerGroupDescribeHandler(consumerGroups));
@@ -253,6 +267,17 @@ public final class Broker implements AutoCloseable {
         handlers.add(new DescribeTransactionsHandler(transactions));
         handlers.add(new ListTransactionsHandler(transactions, Time.SYSTEM));
         handlers.add(new DescribeProducersHandler(context));
+        // Share groups (KIP-932), single node only: state in __share_group_state, replayed here
+        this.shares = shareGroups != null && !clustered ? shareGroups(replicaManager, shareGroups) : null;
+        if (shares != null) {
+            dev.varve.broker.api.ShareFetchHandler shareFetch = new dev.varve.broker.api.ShareFetchHandler(context, shares);
+            handlers.add(shareFetch);
+            handlers.add(new dev.varve.broker.api.ShareAcknowledgeHandler(context, shares, shareFetch));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.describe(context, shareGroups, shares));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.alter(context, shareGroups, shares));
+            handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.delete(context, shareGroups, shares));
+            shareGroups.onGroupDeleted(shares::deleteState);
+        }
         // client quotas: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null
                 : new dev.varve.broker.security.LocalQuotaStore(firstDir);
@@ -292,6 +317,30 @@ public final class Broker implements AutoCloseable {
         if (scramStore != null) {
             handlers.add(dev.varve.broker.api.ScramCredentialsHandler.alter(scramStore));
         }
+        // finalized feature levels (UpdateFeatures): in the metadata image of a cluster, in a file of a single node
+        dev.varve.broker.security.LocalFeatureStore featureStore = clustered ? null
+                : new dev.varve.broker.security.LocalFeatureStore(firstDir);
+        java.util.function.Supplier<dev.varve.metadata.FinalizedFeatures> finalizedFeatures = featureStore != null
+                ? featureStore::features
+                : fromImage(replicaManager, dev.varve.metadata.MetadataImage::features, dev.varve.metadata.FinalizedFeatures.EMPTY);
+        RequestDispatcher[] dispatcher = new RequestDispatcher[1];
+        ApiVersionsHandler apiVersions = new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
+                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION), consumerGroups != null, finalizedFeatures,
+                clustered);
+        if (featureStore != null) {
+            handlers.add(new dev.varve.broker.api.UpdateFeaturesHandler(featureStore, apiVersions::levels, apiVersions::maxLevels));
+        }
+        if (shareGroups != null) {
+            apiVersions.setShareGroups(true);
+            // share.version 0 (kafka-features disable) turns share groups off
+            shareGroups.setEnabled(() -> apiVersions.features().stream()
+                    .anyMatch(f -> f.name().equals("share.version") && f.finalizedLevel() >= 1));
+        }
+        if (consumerGroups != null) {
+            // group.version 0 (kafka-features disable) turns the consumer protocol off
+            consumerGroups.setEnabled(() -> apiVersions.features().stream()
+                    .anyMatch(f -> f.name().equals("group.version") && f.finalizedLevel() >= 1));
+        }
         dev.varve.broker.cluster.ControllerChannel[] channel = new dev.varve.broker.cluster.ControllerChannel[1];
         if (clustered) {
             // Metadata changes are decided by the controller: forward them as the client sent them.
@@ -306,6 +355,11 @@ public final class Broker implements AutoCloseable {
             // has no quorum to describe and does not offer it
             handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.DESCRIBE_QUORUM,
                     () -> channel[0]));
+            // KIP-853: the quorum's membership (kafka-metadata-quorum.sh add-controller/remove-controller)
+            handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.ADD_RAFT_VOTER,
+                    () -> channel[0]));
+            handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.REMOVE_RAFT_VOTER,
+                    () -> channel[0]));
             if (authorizer) {
                 handlers.add(new dev.varve.broker.api.ForwardToControllerHandler(org.apache.kafka.common.protocol.ApiKeys.CREATE_ACLS,
                         () -> channel[0]));
@@ -315,9 +369,7 @@ public final class Broker implements AutoCloseable {
         }
         // every API behind Kafka's authorization checks (nothing changes without an authorizer)
         handlers.replaceAll(h -> dev.varve.broker.api.AuthorizingHandler.wrap(h, context));
-        RequestDispatcher[] dispatcher = new RequestDispatcher[1];
-        handlers.add(new ApiVersionsHandler(() -> dispatcher[0].apiVersions(),
-                (short) config.intValue(BrokerConfig.TRANSACTION_VERSION)));
+        handlers.add(apiVersions);
         dispatcher[0] = new RequestDispatcher(handlers);
         dispatcher[0].setQuotas(context.quotas());
         dispatcher[0].setMetrics(metrics.requests());
@@ -366,7 +418,8 @@ public final class Broker implements AutoCloseable {
         context.setAdvertised(advertised);
         if (clustered) {
             try {
-                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, security, clusterId, context, logManager, advertised,
+                this.cluster = new dev.varve.broker.cluster.ClusterServices(config, security, clusterId,
+                        metaProperties.directoryId(), context, logManager, advertised,
                         List.of(coordinatorPartitions, transactionPartitions), timer);
             } catch (IOException | RuntimeException e) {
                 server.close();
@@ -415,7 +468,7 @@ public final class Broker implements AutoCloseable {
             org.apache.kafka.common.protocol.ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             org.apache.kafka.common.protocol.ApiKeys.LIST_PARTITION_REASSIGNMENTS,
             org.apache.kafka.common.protocol.ApiKeys.ALTER_USER_SCRAM_CREDENTIALS,
-            org.apache.kafka.common.protocol.ApiKeys.ALTER_CLIENT_QUOTAS);
+            org.apache.kafka.common.protocol.ApiKeys.ALTER_CLIENT_QUOTAS, org.apache.kafka.common.protocol.ApiKeys.UPDATE_FEATURES);
 
 
     /**
@@ -489,6 +542,40 @@ public final class Broker implements AutoCloseable {
         return coordinatorPartitions != null ? coordinatorPartitions : dev.varve.broker.group.CoordinatorGate.ALWAYS;
     }
 
+    /** The share-partition states (admin operations of share groups), or null when share groups are not offered. */
+    public dev.varve.broker.share.ShareStates shareStates() {
+        return shares;
+    }
+
+    /** The share-group data path: its state replayed from __share_group_state, its lock-expiry sweep started. */
+    private dev.varve.broker.share.SharePartitionManager shareGroups(ReplicaManager replicaManager,
+                                                                     dev.varve.broker.share.ShareGroupMembership shareMembership) {
+        ShareStateTopic stateTopic = new ShareStateTopic(context, config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS),
+                config.intValue(BrokerConfig.SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES), Time.SYSTEM);
+        dev.varve.broker.share.ShareLogs logs = new dev.varve.broker.share.ShareLogs() {
+            @Override
+            public dev.varve.storage.PartitionLog log(org.apache.kafka.common.TopicPartition tp) {
+                return replicaManager.log(tp);
+            }
+
+            @Override
+            public String topicName(Uuid topicId) {
+                return context.topics().get(topicId).map(TopicRegistry.TopicInfo::name).orElse(null);
+            }
+
+            @Override
+            public void wake(org.apache.kafka.common.TopicPartition tp) {
+                purgatory.wake(tp);
+            }
+        };
+        dev.varve.broker.share.SharePartitionManager manager = new dev.varve.broker.share.SharePartitionManager(
+                config.shareConfig(), stateTopic, shareMembership, logs, Time.SYSTEM);
+        context.onTopicDeleted(manager::topicDeleted);
+        // acquisition locks expire within a tenth of a second of their time
+        scheduler.schedulePeriodic("share-lock-expiry", manager::expireLocks, 100, 100);
+        return manager;
+    }
+
     public BrokerContext context() {
         return context;
     }
@@ -503,14 +590,28 @@ public final class Broker implements AutoCloseable {
         return a.getHostString() + ":" + a.getPort();
     }
 
-    private static String loadOrCreateClusterId(File dir, int nodeId, String expected) throws IOException {
+    /**
+     * What {@code meta.properties} of the first log directory says (Kafka's format, version 1): the cluster
+     * id and this directory's {@code directory.id}, which Kafka's {@code kafka-metadata-quorum.sh add-controller}
+     * reads to name the controller it adds.
+     */
+    record MetaProperties(String clusterId, Uuid directoryId) {
+    }
+
+    /**
+     * Reads {@code meta.properties} of {@code dir}, refusing another node's or another cluster's; writes it
+     * at the first start, and adds a {@code directory.id} (a random Uuid, kept from then on) to one written
+     * before Varve had them.
+     */
+    static MetaProperties loadOrCreateMetaProperties(File dir, int nodeId, String expected) throws IOException {
         File meta = new File(dir, META_PROPERTIES);
         Properties props = new Properties();
+        String id = null;
         if (meta.exists()) {
             try (Reader r = Files.newBufferedReader(meta.toPath())) {
                 props.load(r);
             }
-            String id = props.getProperty("cluster.id");
+            id = props.getProperty("cluster.id");
             String node = props.getProperty("node.id");
             if (node != null && !node.equals(Integer.toString(nodeId))) {
                 throw new IllegalStateException(meta + " belongs to node " + node + ", not node.id=" + nodeId);
@@ -519,20 +620,35 @@ public final class Broker implements AutoCloseable {
                 throw new IllegalStateException(meta + " belongs to cluster " + id + ", but controller.quorum.voters "
                         + "make cluster " + expected + ": refusing to mix data of two clusters");
             }
-            if (id != null) {
-                return id;
+        }
+        Uuid directory = null;
+        String d = props.getProperty("directory.id");
+        if (d != null) {
+            try {
+                directory = Uuid.fromString(d.trim());
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException(meta + " has an invalid directory.id '" + d + "'", e);
             }
         }
-        String id = expected != null ? expected : Uuid.randomUuid().toString();
+        if (id != null && directory != null) {
+            return new MetaProperties(id, directory);
+        }
+        if (id == null) {
+            id = expected != null ? expected : Uuid.randomUuid().toString();
+        }
+        if (directory == null) {
+            directory = Uuid.randomUuid();
+        }
         props.setProperty("version", "1");
         props.setProperty("cluster.id", id);
         props.setProperty("node.id", Integer.toString(nodeId));
+        props.setProperty("directory.id", directory.toString());
         File tmp = new File(dir, META_PROPERTIES + ".tmp");
         try (Writer w = Files.newBufferedWriter(tmp.toPath())) {
             props.store(w, "Varve");
         }
         Files.move(tmp.toPath(), meta.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        return id;
+        return new MetaProperties(id, directory);
     }
 
     /** Kafka's gauges of this broker's state, read at each scrape. */
@@ -757,6 +873,7 @@ public final class Broker implements AutoCloseable {
         metrics.close();
         LOG.info("shut down cleanly");
     }
+
 
     /** The topics as the consumer-group coordinator reads them. */
     private static dev.varve.broker.group.GroupTopics groupTopics(TopicRegistry topics) {

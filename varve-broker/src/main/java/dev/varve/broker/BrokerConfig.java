@@ -62,6 +62,7 @@ public final class BrokerConfig {
     public static final String FLUSH_SCHEDULER_INTERVAL_MS = "log.flush.scheduler.interval.ms";
     public static final String FLUSH_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.offset.checkpoint.interval.ms";
     public static final String NUM_RECOVERY_THREADS_PER_DATA_DIR = "num.recovery.threads.per.data.dir";
+    public static final String REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND = "replica.alter.log.dirs.io.max.bytes.per.second";
     public static final String FLUSH_START_OFFSET_CHECKPOINT_INTERVAL_MS = "log.flush.start.offset.checkpoint.interval.ms";
     public static final String HW_CHECKPOINT_INTERVAL_MS = "replica.high.watermark.checkpoint.interval.ms";
     public static final String PRODUCER_ID_EXPIRATION_MS = "producer.id.expiration.ms";
@@ -79,6 +80,8 @@ public final class BrokerConfig {
     public static final String BROKER_HEARTBEAT_INTERVAL_MS = "broker.heartbeat.interval.ms";
     public static final String UNCLEAN_LEADER_ELECTION_ENABLE = "unclean.leader.election.enable";
     public static final String CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS = "controller.quorum.election.timeout.ms";
+    /** Kafka's key: more Raft endpoints (host:port) through which a node finds the active controller. */
+    public static final String CONTROLLER_QUORUM_BOOTSTRAP_SERVERS = "controller.quorum.bootstrap.servers";
     public static final String AUTO_LEADER_REBALANCE_ENABLE = "auto.leader.rebalance.enable";
     public static final String LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS = "leader.imbalance.check.interval.seconds";
     public static final String OFFSETS_TOPIC_NUM_PARTITIONS = "offsets.topic.num.partitions";
@@ -112,6 +115,24 @@ public final class BrokerConfig {
     public static final String GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS = "group.consumer.max.heartbeat.interval.ms";
     public static final String GROUP_CONSUMER_MAX_SIZE = "group.consumer.max.size";
     public static final String GROUP_CONSUMER_ASSIGNORS = "group.consumer.assignors";
+    public static final String GROUP_SHARE_SESSION_TIMEOUT_MS = "group.share.session.timeout.ms";
+    public static final String GROUP_SHARE_MIN_SESSION_TIMEOUT_MS = "group.share.min.session.timeout.ms";
+    public static final String GROUP_SHARE_MAX_SESSION_TIMEOUT_MS = "group.share.max.session.timeout.ms";
+    public static final String GROUP_SHARE_HEARTBEAT_INTERVAL_MS = "group.share.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS = "group.share.min.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS = "group.share.max.heartbeat.interval.ms";
+    public static final String GROUP_SHARE_MAX_SIZE = "group.share.max.size";
+    // Share groups (KIP-932): the data path's settings, Kafka's names, defaults and ranges
+    public static final String GROUP_SHARE_RECORD_LOCK_DURATION_MS = "group.share.record.lock.duration.ms";
+    public static final String GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS = "group.share.min.record.lock.duration.ms";
+    public static final String GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS = "group.share.max.record.lock.duration.ms";
+    public static final String GROUP_SHARE_DELIVERY_COUNT_LIMIT = "group.share.delivery.count.limit";
+    public static final String GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT = "group.share.min.delivery.count.limit";
+    public static final String GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT = "group.share.max.delivery.count.limit";
+    public static final String GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS = "group.share.partition.max.record.locks";
+    public static final String GROUP_SHARE_MAX_SHARE_SESSIONS = "group.share.max.share.sessions";
+    public static final String SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS = "share.coordinator.state.topic.num.partitions";
+    public static final String SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES = "share.coordinator.state.topic.segment.bytes";
 
     /** Broker key → topic key, for the broker-wide topic defaults. */
     static final Map<String, String> TOPIC_DEFAULTS;
@@ -206,11 +227,16 @@ public final class BrokerConfig {
             .define(PRODUCER_ID_EXPIRATION_MS, LONG, 86_400_000L, atLeast(1), LOW, "Forget an idle idempotent producer after this long.")
             .define(PRODUCER_ID_EXPIRATION_CHECK_INTERVAL_MS, LONG, 600_000L, atLeast(1), LOW, "How often expired producers are removed.")
             .define(PROCESS_ROLES, LIST, "", HIGH, "broker, controller, or both; empty: the single-node default without a quorum.")
-            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The metadata quorum: id@host:port,... (the port is that node's Raft endpoint).")
+            .define(CONTROLLER_QUORUM_VOTERS, LIST, "", HIGH, "The voters the metadata quorum is formed with: id@host:port,..."
+                    + " (the port is that node's Raft endpoint). It names the cluster and stays the same on every node;"
+                    + " later membership changes (kafka-metadata-quorum.sh add-controller/remove-controller) live in the Raft log.")
             .define(CONTROLLER_LISTENER_NAMES, LIST, "CONTROLLER", HIGH, "Listeners that are Raft endpoints, not Kafka-protocol listeners.")
             .define(REPLICA_LAG_TIME_MAX_MS, LONG, 30_000L, atLeast(1), HIGH, "A follower that has not caught up for this long leaves the ISR.")
             .define(MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS, INT, 1000, atLeast(0), MEDIUM, "Incremental fetch sessions (KIP-227) the broker keeps for consumers and followers; 0 turns them off.")
             .define(BROKER_SESSION_TIMEOUT_MS, INT, 9_000, atLeast(1), MEDIUM, "A broker silent this long is fenced by the controller.")
+            .define(REPLICA_ALTER_LOG_DIRS_IO_MAX_BYTES_PER_SECOND, LONG, Long.MAX_VALUE, atLeast(1), MEDIUM,
+                    "Bytes per second all replica moves between log directories (AlterReplicaLogDirs) copy together;"
+                    + " static in Varve (a dynamic broker config in Kafka).")
             .define(NUM_RECOVERY_THREADS_PER_DATA_DIR, INT, dev.varve.storage.LogManagerConfig.DEFAULT_RECOVERY_THREADS_PER_DATA_DIR,
                     atLeast(1), MEDIUM, "Threads per log directory loading (and, after an unclean shutdown, recovering) its"
                     + " partitions at start-up.")
@@ -228,6 +254,9 @@ public final class BrokerConfig {
             .define(AUTO_LEADER_REBALANCE_ENABLE, BOOLEAN, true, MEDIUM, "The controller moves leadership back to each partition's preferred replica when it is in sync.")
             .define(LEADER_IMBALANCE_CHECK_INTERVAL_SECONDS, LONG, 300L, atLeast(1), MEDIUM, "How often the controller runs preferred-leader elections.")
             .define(CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS, LONG, 1_000L, atLeast(50), MEDIUM, "Raft election timeout of the metadata quorum (randomized between this and twice this).")
+            .define(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, LIST, "", MEDIUM, "Raft endpoints (host:port,...) of controllers"
+                    + " through which this node finds the active controller, besides those of controller.quorum.voters:"
+                    + " list the current controllers here once the initial voters were replaced (add-controller/remove-controller).")
             .define(REPLICA_FETCH_VERIFY_SOURCE, BOOLEAN, true, MEDIUM, "A leader takes a fetch as a follower's only from an address of that follower's advertised hosts.")
             .define(UNCLEAN_LEADER_ELECTION_ENABLE, BOOLEAN, false, HIGH, "Default of the topic setting: elect a replica outside the ISR as a last resort (data loss).")
             .define(OFFSETS_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), HIGH, "Partitions of __consumer_offsets (fixed once it exists).")
@@ -259,8 +288,34 @@ public final class BrokerConfig {
             .define(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "Smallest group.consumer.heartbeat.interval.ms allowed.")
             .define(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.consumer.heartbeat.interval.ms allowed.")
             .define(GROUP_CONSUMER_MAX_SIZE, INT, Integer.MAX_VALUE, atLeast(1), MEDIUM, "Most members in one consumer-protocol group.")
+            .define(GROUP_SHARE_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "A share group member's session timeout.")
+            .define(GROUP_SHARE_MIN_SESSION_TIMEOUT_MS, INT, 45_000, atLeast(1), MEDIUM, "Smallest group.share.session.timeout.ms allowed.")
+            .define(GROUP_SHARE_MAX_SESSION_TIMEOUT_MS, INT, 60_000, atLeast(1), MEDIUM, "Largest group.share.session.timeout.ms allowed.")
+            .define(GROUP_SHARE_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "How often share group members heartbeat.")
+            .define(GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS, INT, 5_000, atLeast(1), MEDIUM, "Smallest group.share.heartbeat.interval.ms allowed.")
+            .define(GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS, INT, 15_000, atLeast(1), MEDIUM, "Largest group.share.heartbeat.interval.ms allowed.")
+            .define(GROUP_SHARE_MAX_SIZE, INT, 200, atLeast(1), MEDIUM, "Most members in one share group.")
             .define(GROUP_CONSUMER_ASSIGNORS, LIST, "uniform,range", MEDIUM,
-                    "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).");
+                    "Server-side assignors, the first the default: uniform and range (or Kafka's class names for them).")
+            .define(GROUP_SHARE_RECORD_LOCK_DURATION_MS, INT, 30_000, org.apache.kafka.common.config.ConfigDef.Range.between(1_000, 3_600_000), MEDIUM,
+                    "How long a share-group member holds the records it acquired before they are delivered again.")
+            .define(GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS, INT, 15_000, org.apache.kafka.common.config.ConfigDef.Range.between(1_000, 30_000), MEDIUM,
+                    "Smallest group.share.record.lock.duration.ms allowed.")
+            .define(GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS, INT, 60_000, org.apache.kafka.common.config.ConfigDef.Range.between(30_000, 3_600_000), MEDIUM,
+                    "Largest group.share.record.lock.duration.ms allowed.")
+            .define(GROUP_SHARE_DELIVERY_COUNT_LIMIT, INT, 5, org.apache.kafka.common.config.ConfigDef.Range.between(2, 10), MEDIUM,
+                    "Deliveries of a record to a share group before it is archived (never delivered again).")
+            .define(GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT, INT, 2, org.apache.kafka.common.config.ConfigDef.Range.between(2, 5), MEDIUM,
+                    "Smallest group.share.delivery.count.limit allowed.")
+            .define(GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT, INT, 10, org.apache.kafka.common.config.ConfigDef.Range.between(5, 25), MEDIUM,
+                    "Largest group.share.delivery.count.limit allowed.")
+            .define(GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS, INT, 2000, org.apache.kafka.common.config.ConfigDef.Range.between(100, 10_000), MEDIUM,
+                    "Most records in flight (from the share-partition start offset) per share-partition.")
+            .define(GROUP_SHARE_MAX_SHARE_SESSIONS, INT, 2000, atLeast(1), MEDIUM, "Most share sessions on this broker.")
+            .define(SHARE_COORDINATOR_STATE_TOPIC_NUM_PARTITIONS, INT, 50, atLeast(1), MEDIUM,
+                    "Partitions of __share_group_state (fixed when it is created).")
+            .define(SHARE_COORDINATOR_STATE_TOPIC_SEGMENT_BYTES, INT, 104_857_600, atLeast(1), MEDIUM,
+                    "Segment size of __share_group_state.");
 
     static {
         for (String key : dev.varve.storage.CleanerConfig.names()) {
@@ -340,11 +395,20 @@ public final class BrokerConfig {
 
     private void validate() {
         for (String p : rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)) {
-            if (!p.trim().equalsIgnoreCase("classic") && !p.trim().equalsIgnoreCase("consumer")) {
+            String name = p.trim().toLowerCase(java.util.Locale.ROOT);
+            if (!name.equals("classic") && !name.equals("consumer") && !name.equals("share")) {
                 throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, p,
-                        "Varve offers the classic and consumer protocols (share and streams groups are not implemented yet)");
+                        "Varve offers the classic, consumer and share protocols (streams groups are not implemented yet)");
             }
         }
+        if (shareProtocolEnabled() && !processRoles().isEmpty()) {
+            throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, String.join(",", rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)),
+                    "share groups run on a single node for now: their state does not yet move between brokers");
+        }
+        between(GROUP_SHARE_SESSION_TIMEOUT_MS, GROUP_SHARE_MIN_SESSION_TIMEOUT_MS, GROUP_SHARE_MAX_SESSION_TIMEOUT_MS);
+        between(GROUP_SHARE_HEARTBEAT_INTERVAL_MS, GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS, GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS);
+        between(GROUP_SHARE_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS, GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS);
+        between(GROUP_SHARE_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MIN_DELIVERY_COUNT_LIMIT, GROUP_SHARE_MAX_DELIVERY_COUNT_LIMIT);
         if (rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().noneMatch(p -> p.trim().equalsIgnoreCase("classic"))) {
             throw new ConfigException(GROUP_COORDINATOR_REBALANCE_PROTOCOLS, String.join(",", rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS)),
                     "the classic protocol is required");
@@ -386,21 +450,26 @@ public final class BrokerConfig {
             }
         }
         Map<Integer, java.net.InetSocketAddress> voters = quorumVoters();
+        quorumBootstrapServers();
         if (roles.isEmpty() != voters.isEmpty()) {
             throw new ConfigException(roles.isEmpty() ? PROCESS_ROLES : CONTROLLER_QUORUM_VOTERS, "",
                     "process.roles and controller.quorum.voters are set together (neither: the single-node default)");
         }
         if (roles.contains("controller")) {
+            // a controller outside the voters starts as an observer of the quorum (KIP-853): it follows the
+            // metadata log once the active controller has added it, and AddRaftVoter can make it a voter
             java.net.InetSocketAddress self = voters.get(nodeId());
-            if (self == null) {
-                throw new ConfigException(CONTROLLER_QUORUM_VOTERS, String.join(",", rawList(CONTROLLER_QUORUM_VOTERS)),
-                        "a controller's node.id " + nodeId() + " must be one of the voters");
-            }
             if (controllerListener().isEmpty()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)),
                         "a controller needs a listener named in controller.listener.names " + controllerListenerNames());
             }
-            if (controllerListener().get().port() != self.getPort()) {
+            if (self == null && (controllerListener().get().port() == 0 || controllerListener().get().host() == null
+                    || controllerListener().get().host().isBlank())) {
+                throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "controller " + nodeId()
+                        + " is not among controller.quorum.voters, so its controller listener is its Raft endpoint for"
+                        + " the other controllers: it needs a host and a fixed port");
+            }
+            if (self != null && controllerListener().get().port() != self.getPort()) {
                 throw new ConfigException(LISTENERS, String.join(",", rawList(LISTENERS)), "the controller listener's port "
                         + controllerListener().get().port() + " differs from this node's voter port " + self.getPort());
             }
@@ -478,6 +547,36 @@ public final class BrokerConfig {
             if (out.put(id, java.net.InetSocketAddress.createUnresolved(host, port)) != null) {
                 throw new ConfigException(CONTROLLER_QUORUM_VOTERS, entry, "voter " + id + " is listed twice");
             }
+        }
+        return out;
+    }
+
+    /** {@code controller.quorum.bootstrap.servers} parsed: host:port entries, in the order given. */
+    public List<java.net.InetSocketAddress> quorumBootstrapServers() {
+        List<java.net.InetSocketAddress> out = new ArrayList<>();
+        for (String v : rawList(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS)) {
+            String entry = v.trim();
+            if (entry.isEmpty()) {
+                continue;
+            }
+            int colon = entry.lastIndexOf(':');
+            if (colon <= 0 || colon == entry.length() - 1) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port");
+            }
+            String host = entry.substring(0, colon);
+            if (host.startsWith("[") && host.endsWith("]")) {
+                host = host.substring(1, host.length() - 1);
+            }
+            int port;
+            try {
+                port = Integer.parseInt(entry.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "the port must be a number");
+            }
+            if (host.isEmpty() || port <= 0 || port > 65535) {
+                throw new ConfigException(CONTROLLER_QUORUM_BOOTSTRAP_SERVERS, entry, "expected host:port with a port of 1-65535");
+            }
+            out.add(java.net.InetSocketAddress.createUnresolved(host, port));
         }
         return out;
     }
@@ -744,6 +843,24 @@ public final class BrokerConfig {
     /** Whether the KIP-848 consumer protocol is offered ({@code group.coordinator.rebalance.protocols}). */
     public boolean consumerProtocolEnabled() {
         return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("consumer"));
+    }
+
+    /** Whether KIP-932 share groups are offered ({@code group.coordinator.rebalance.protocols} lists {@code share}). */
+    public boolean shareProtocolEnabled() {
+        return rawList(GROUP_COORDINATOR_REBALANCE_PROTOCOLS).stream().anyMatch(p -> p.trim().equalsIgnoreCase("share"));
+    }
+
+    /** The KIP-932 share protocol's membership settings. */
+    public dev.varve.broker.group.ShareGroupLogic.Config shareGroupConfig() {
+        return new dev.varve.broker.group.ShareGroupLogic.Config(intValue(GROUP_SHARE_SESSION_TIMEOUT_MS),
+                intValue(GROUP_SHARE_HEARTBEAT_INTERVAL_MS), intValue(GROUP_SHARE_MAX_SIZE));
+    }
+
+    /** The share-group data path's settings. */
+    public dev.varve.broker.share.SharePartitionManager.Config shareConfig() {
+        return new dev.varve.broker.share.SharePartitionManager.Config(new dev.varve.broker.share.SharePartition.Config(
+                intValue(GROUP_SHARE_PARTITION_MAX_RECORD_LOCKS), intValue(GROUP_SHARE_DELIVERY_COUNT_LIMIT),
+                intValue(GROUP_SHARE_RECORD_LOCK_DURATION_MS)), intValue(GROUP_SHARE_MAX_SHARE_SESSIONS));
     }
 
     /** The KIP-848 consumer protocol's settings. */

@@ -124,10 +124,6 @@ class BrokerConfigTest {
         assertThatThrownBy(() -> BrokerConfig.from(Map.of("process.roles", "broker,zookeeper",
                 "controller.quorum.voters", "1@h:1")))
                 .isInstanceOf(ConfigException.class).hasMessageContaining("process.roles");
-        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "5", "process.roles", "controller,broker",
-                "controller.quorum.voters", "1@127.0.0.1:29093",
-                "listeners", "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:29093")))
-                .isInstanceOf(ConfigException.class).hasMessageContaining("must be one of the voters");
         assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "1", "process.roles", "controller,broker",
                 "controller.quorum.voters", "1@127.0.0.1:29093",
                 "listeners", "PLAINTEXT://127.0.0.1:1,CONTROLLER://127.0.0.1:29999")))
@@ -141,11 +137,22 @@ class BrokerConfigTest {
     }
 
     @Test
-    void aControllerOutsideTheVotersIsRefusedWithAClearMessage() {
-        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "4", "process.roles", "broker,controller",
+    void aControllerOutsideTheVotersIsAnObserverAndNeedsAFixedRaftEndpoint() {
+        // KIP-853: it starts as an observer of the quorum; kafka-metadata-quorum.sh add-controller makes it a voter
+        BrokerConfig observer = BrokerConfig.from(Map.of("node.id", "4", "process.roles", "broker,controller",
                 "controller.quorum.voters", "1@127.0.0.1:29093",
-                "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29094")))
+                "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:29094"));
+        assertThat(observer.quorumVoters()).doesNotContainKey(4);
+        assertThat(observer.controllerListener().orElseThrow().port()).isEqualTo(29094);
+        // its controller listener is the Raft endpoint the other controllers reach it at
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "4", "process.roles", "controller",
+                "controller.quorum.voters", "1@127.0.0.1:29093",
+                "listeners", "PLAINTEXT://127.0.0.1:0,CONTROLLER://127.0.0.1:0")))
                 .isInstanceOf(ConfigException.class)
-                .hasMessageContaining("must be one of the voters");
+                .hasMessageContaining("fixed port");
+        assertThatThrownBy(() -> BrokerConfig.from(Map.of("node.id", "4", "process.roles", "controller",
+                "controller.quorum.voters", "1@127.0.0.1:29093", "listeners", "PLAINTEXT://127.0.0.1:0")))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("controller.listener.names");
     }
 }

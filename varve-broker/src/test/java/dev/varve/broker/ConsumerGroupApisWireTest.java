@@ -275,6 +275,62 @@ class ConsumerGroupApisWireTest {
         }
     }
 
+    @Test
+    void aRegularExpressionSubscriptionFollowsTopicsAsTheyAreCreated() throws Exception {
+        try (Broker broker = start()) {
+            Uuid first = createTopic(broker, "orders-eu", 2);
+            createTopic(broker, "payments", 1);
+            short v = ApiKeys.CONSUMER_GROUP_HEARTBEAT.latestVersion();
+            try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
+                ConsumerGroupHeartbeatResponseData joined = heartbeat(c, join("re", "m", null)
+                        .setSubscribedTopicRegex("orders-.*"), v);
+                assertThat(error(joined)).isEqualTo(Errors.NONE);
+                assertThat(joined.assignment().topicPartitions()).singleElement().satisfies(tp -> {
+                    assertThat(tp.topicId()).isEqualTo(first);
+                    assertThat(tp.partitions()).containsExactlyInAnyOrder(0, 1);
+                });
+                Uuid second = createTopic(broker, "orders-us", 3);
+                ConsumerGroupHeartbeatResponseData next = heartbeat(c, new ConsumerGroupHeartbeatRequestData()
+                        .setGroupId("re").setMemberId("m").setMemberEpoch(joined.memberEpoch()).setTopicPartitions(owned(joined)), v);
+                assertThat(error(next)).isEqualTo(Errors.NONE);
+                assertThat(next.memberEpoch()).as("a new matching topic is a new group epoch").isGreaterThan(joined.memberEpoch());
+                assertThat(next.assignment().topicPartitions()).extracting(tp -> tp.topicId())
+                        .containsExactlyInAnyOrder(first, second);
+                ConsumerGroupDescribeResponse d = c.send(new ConsumerGroupDescribeRequest.Builder(
+                        new ConsumerGroupDescribeRequestData().setGroupIds(List.of("re"))), (short) 1);
+                assertThat(d.data().groups().get(0).members().get(0).subscribedTopicRegex()).isEqualTo("orders-.*");
+
+                // the Java consumer learns the names of its assignment's topics by id, with an empty name
+                org.apache.kafka.common.message.MetadataRequestData byId = new org.apache.kafka.common.message.MetadataRequestData()
+                        .setTopics(List.of(new org.apache.kafka.common.message.MetadataRequestData.MetadataRequestTopic()
+                                .setName("").setTopicId(second)));
+                org.apache.kafka.common.requests.MetadataResponse md = c.send(
+                        new org.apache.kafka.common.requests.MetadataRequest.Builder(byId), ApiKeys.METADATA.latestVersion());
+                assertThat(md.data().topics()).singleElement().satisfies(t -> {
+                    assertThat(t.name()).isEqualTo("orders-us");
+                    assertThat(Errors.forCode(t.errorCode())).isEqualTo(Errors.NONE);
+                    assertThat(t.partitions()).hasSize(3);
+                });
+
+                // a commit sent with the epoch before the last bump counts for partitions the member still owns
+                // (its answer with the new epoch was on its way), not for one it does not own
+                Uuid payments = broker.context().topics().get("payments").orElseThrow().id();
+                assertThat(commitTo(c, "re", "m", joined.memberEpoch(), "orders-eu")).isEqualTo(Errors.NONE);
+                assertThat(commitTo(c, "re", "m", joined.memberEpoch(), "payments")).isEqualTo(Errors.STALE_MEMBER_EPOCH);
+                assertThat(payments).isNotNull();
+            }
+        }
+    }
+
+    private static Errors commitTo(RawKafkaClient c, String group, String member, int epoch, String topic) throws Exception {
+        OffsetCommitRequestData data = new OffsetCommitRequestData().setGroupId(group).setMemberId(member)
+                .setGenerationIdOrMemberEpoch(epoch).setTopics(List.of(new OffsetCommitRequestData.OffsetCommitRequestTopic()
+                        .setName(topic).setPartitions(List.of(new OffsetCommitRequestData.OffsetCommitRequestPartition()
+                                .setPartitionIndex(0).setCommittedOffset(0)))));
+        OffsetCommitResponse r = c.send(OffsetCommitRequest.Builder.forTopicNames(data), (short) 9);
+        return Errors.forCode(r.data().topics().get(0).partitions().get(0).errorCode());
+    }
+
     private static Errors error(ConsumerGroupHeartbeatResponseData r) {
         return Errors.forCode(r.errorCode());
     }

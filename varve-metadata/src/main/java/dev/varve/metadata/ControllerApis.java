@@ -124,6 +124,12 @@ public final class ControllerApis {
                         (org.apache.kafka.common.message.AlterUserScramCredentialsRequestData) request);
                 yield result(decided.records(), decided.response());
             }
+            case UPDATE_FEATURES -> {
+                // levels not finalized yet are judged against Varve's defaults (the brokers' own settings)
+                var decided = image.features().update((org.apache.kafka.common.message.UpdateFeaturesRequestData) request,
+                        FinalizedFeatures.DEFAULTS, FinalizedFeatures.CLUSTER_MAX_LEVELS);
+                yield result(decided.records(), decided.response());
+            }
             default -> throw new IllegalStateException("supported but unhandled: " + key);
         };
     }

@@ -40,7 +40,8 @@ public final class ControllerEnvelope {
             ApiKeys.DELETE_TOPICS, ApiKeys.CREATE_PARTITIONS, ApiKeys.INCREMENTAL_ALTER_CONFIGS, ApiKeys.ALTER_CONFIGS,
             ApiKeys.ALLOCATE_PRODUCER_IDS, ApiKeys.ELECT_LEADERS, ApiKeys.ALTER_PARTITION_REASSIGNMENTS,
             ApiKeys.LIST_PARTITION_REASSIGNMENTS, ApiKeys.ALTER_USER_SCRAM_CREDENTIALS, ApiKeys.CREATE_ACLS,
-            ApiKeys.DELETE_ACLS, ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.DESCRIBE_QUORUM));
+            ApiKeys.DELETE_ACLS, ApiKeys.ALTER_CLIENT_QUOTAS, ApiKeys.DESCRIBE_QUORUM, ApiKeys.UPDATE_FEATURES,
+            ApiKeys.ADD_RAFT_VOTER, ApiKeys.REMOVE_RAFT_VOTER));
 
     /** Size of the request header: api key and version. */
     static final int HEADER_BYTES = 4;

@@ -42,7 +42,7 @@ import java.util.TreeMap;
 public final class MetadataImage {
     /** The image before the first record: offset -1. */
     public static final MetadataImage EMPTY = new MetadataImage(-1, Map.of(), Map.of(), Map.of(), Map.of(), 0,
-            ScramCredentials.EMPTY, Acls.EMPTY, ClientQuotas.EMPTY);
+            ScramCredentials.EMPTY, Acls.EMPTY, ClientQuotas.EMPTY, Map.of(), FinalizedFeatures.EMPTY);
     /** The resource holding cluster-wide broker config defaults (Kafka's empty broker name). */
     public static final ConfigResource CLUSTER_DEFAULTS = new ConfigResource(ConfigResource.Type.BROKER, "");
 
@@ -55,10 +55,13 @@ public final class MetadataImage {
     private final ScramCredentials scram;
     private final Acls acls;
     private final ClientQuotas quotas;
+    private final Map<Integer, MetadataRecord.ControllerRegistration> controllers;
+    private final FinalizedFeatures features;
 
     private MetadataImage(long offset, Map<Integer, BrokerRegistration> brokers, Map<Uuid, TopicImage> topicsById,
                           Map<String, TopicImage> topicsByName, Map<ConfigResource, Map<String, String>> configs,
-                          long nextProducerId, ScramCredentials scram, Acls acls, ClientQuotas quotas) {
+                          long nextProducerId, ScramCredentials scram, Acls acls, ClientQuotas quotas,
+                          Map<Integer, MetadataRecord.ControllerRegistration> controllers, FinalizedFeatures features) {
         this.offset = offset;
         this.brokers = brokers;
         this.topicsById = topicsById;
@@ -68,6 +71,8 @@ public final class MetadataImage {
         this.scram = scram;
         this.acls = acls;
         this.quotas = quotas;
+        this.controllers = controllers;
+        this.features = features;
     }
 
     /** Builds an image from a snapshot's records: {@code EMPTY.apply(offset, records)}. */
@@ -145,6 +150,16 @@ public final class MetadataImage {
         return quotas;
     }
 
+    /** The controllers that announced themselves (voters and observers of the metadata quorum), by id; unmodifiable. */
+    public Map<Integer, MetadataRecord.ControllerRegistration> controllers() {
+        return controllers;
+    }
+
+    /** The feature levels finalized with UpdateFeatures. */
+    public FinalizedFeatures features() {
+        return features;
+    }
+
     /** The cluster's ACLs. */
     public Acls acls() {
         return acls;
@@ -210,6 +225,10 @@ public final class MetadataImage {
             d.acls = d.acls.apply(record);
         } else if (record instanceof MetadataRecord.ClientQuota) {
             d.quotas = d.quotas.apply(record);
+        } else if (record instanceof MetadataRecord.ControllerRegistration r) {
+            d.putController(r);
+        } else if (record instanceof MetadataRecord.FeatureLevel) {
+            d.features = d.features.apply(record);
         } else if (record instanceof MetadataRecord.CommandReply || record instanceof MetadataRecord.BeginTransaction
                 || record instanceof MetadataRecord.EndTransaction || record instanceof MetadataRecord.AbortTransaction) {
             // an answer kept for retried commands, or transaction bounds (MetadataLoader); not state
@@ -244,6 +263,8 @@ public final class MetadataImage {
         out.addAll(scram.toRecords());
         out.addAll(acls.toRecords());
         out.addAll(quotas.toRecords());
+        out.addAll(new TreeMap<>(controllers).values());
+        out.addAll(features.toRecords());
         return out;
     }
 
@@ -251,7 +272,8 @@ public final class MetadataImage {
     public boolean equals(Object o) {
         return o instanceof MetadataImage m && offset == m.offset && nextProducerId == m.nextProducerId
                 && brokers.equals(m.brokers) && topicsById.equals(m.topicsById) && configs.equals(m.configs)
-                && scram.equals(m.scram) && acls.equals(m.acls) && quotas.equals(m.quotas);
+                && scram.equals(m.scram) && acls.equals(m.acls) && quotas.equals(m.quotas)
+                && controllers.equals(m.controllers) && features.equals(m.features);
     }
 
     @Override
@@ -278,6 +300,8 @@ public final class MetadataImage {
         private ScramCredentials scram;
         private Acls acls;
         private ClientQuotas quotas;
+        private Map<Integer, MetadataRecord.ControllerRegistration> controllers;
+        private FinalizedFeatures features;
 
         ImageDelta(MetadataImage base) {
             this.base = base;
@@ -285,6 +309,14 @@ public final class MetadataImage {
             this.scram = base.scram;
             this.acls = base.acls;
             this.quotas = base.quotas;
+            this.features = base.features;
+        }
+
+        void putController(MetadataRecord.ControllerRegistration r) {
+            if (controllers == null) {
+                controllers = new TreeMap<>(base.controllers);
+            }
+            controllers.put(r.controllerId(), r);
         }
 
         BrokerRegistration brokerAtEpoch(int id, long epoch) {
@@ -419,7 +451,8 @@ public final class MetadataImage {
                     brokers == null ? base.brokers : Collections.unmodifiableMap(brokers),
                     byId, byName,
                     configs == null ? base.configs : Collections.unmodifiableMap(configs),
-                    nextProducerId, scram, acls, quotas);
+                    nextProducerId, scram, acls, quotas,
+                    controllers == null ? base.controllers : Collections.unmodifiableMap(controllers), features);
         }
     }
 }

@@ -518,6 +518,47 @@ public sealed interface MetadataRecord {
         }
     }
 
+    /**
+     * Finalizes a feature of the cluster at a level (Kafka's FeatureLevelRecord; level 0 turns it off),
+     * with the features' epoch after the change, which grows with every change so clients can tell a
+     * newer view of the features from an older one.
+     */
+    record FeatureLevel(String name, short level, long epoch) implements MetadataRecord {
+        public FeatureLevel {
+            requireText(name, "feature name");
+            if (level < 0) {
+                throw new IllegalArgumentException("feature level " + level + " < 0");
+            }
+            if (epoch < 1) {
+                throw new IllegalArgumentException("features epoch " + epoch + " < 1");
+            }
+        }
+
+        @Override
+        public short typeId() {
+            return 22;
+        }
+    }
+
+    /**
+     * A controller announced itself to the active controller (Kafka's ControllerRegistrationRecord, with the
+     * directory id Kafka keeps for voters in its VotersRecord): its Raft endpoint and the {@code directory.id}
+     * of its metadata log directory. Replaces an earlier registration of the same id. Whether the controller
+     * votes is the Raft configuration's business, not this record's.
+     */
+    record ControllerRegistration(int controllerId, Uuid directoryId, Endpoint endpoint) implements MetadataRecord {
+        public ControllerRegistration {
+            requireBrokerId(controllerId);
+            Objects.requireNonNull(directoryId, "directoryId");
+            Objects.requireNonNull(endpoint, "endpoint");
+        }
+
+        @Override
+        public short typeId() {
+            return 21;
+        }
+    }
+
     private static void requireScramMechanism(byte mechanism) {
         if (mechanism != 1 && mechanism != 2) {
             throw new IllegalArgumentException("unknown SCRAM mechanism type " + mechanism);

@@ -235,6 +235,16 @@ public final class MetadataRecordSerde {
             w.putString(r.key());
             w.putLong(Double.doubleToLongBits(r.value()));
             w.putBool(r.remove());
+        } else if (record instanceof MetadataRecord.FeatureLevel r) {
+            w.putString(r.name());
+            w.putShort(r.level());
+            w.putLong(r.epoch());
+        } else if (record instanceof MetadataRecord.ControllerRegistration r) {
+            w.putInt(r.controllerId());
+            w.putUuid(r.directoryId());
+            w.putString(r.endpoint().name());
+            w.putString(r.endpoint().host());
+            w.putInt(r.endpoint().port());
         } else {
             throw new IllegalArgumentException("unknown record " + record);
         }
@@ -336,6 +346,11 @@ public final class MetadataRecordSerde {
                 }
                 return new MetadataRecord.ClientQuota(entity, r.getString(), Double.longBitsToDouble(r.getLong()), r.getBool());
             }
+            case 22:
+                return new MetadataRecord.FeatureLevel(r.getString(), r.getShort(), r.getLong());
+            case 21:
+                return new MetadataRecord.ControllerRegistration(r.getInt(), r.getUuid(),
+                        new Endpoint(r.getString(), r.getString(), r.getInt()));
             default:
                 throw new CorruptMetadataException("unknown metadata record type " + type);
         }
@@ -455,6 +470,10 @@ public final class MetadataRecordSerde {
                 throw new CorruptMetadataException("boolean byte " + b);
             }
             return b == 1;
+        }
+
+        short getShort() {
+            return buf.getShort();
         }
 
         int getInt() {

@@ -342,6 +342,23 @@ class ControllerEnvelopeTest {
                     new org.apache.kafka.common.message.DescribeQuorumRequestData.TopicData().setTopicName("__cluster_metadata")
                             .setPartitions(List.of(new org.apache.kafka.common.message.DescribeQuorumRequestData.PartitionData()
                                     .setPartitionIndex(0)))));
+            case ADD_RAFT_VOTER -> {
+                org.apache.kafka.common.message.AddRaftVoterRequestData r = new org.apache.kafka.common.message.AddRaftVoterRequestData()
+                        .setClusterId("c1").setTimeoutMs(30_000).setVoterId(4)
+                        .setVoterDirectoryId(new org.apache.kafka.common.Uuid(4, 4)).setAckWhenCommitted(false);
+                r.listeners().add(new org.apache.kafka.common.message.AddRaftVoterRequestData.Listener().setName("CONTROLLER")
+                        .setHost("h4").setPort(9093));
+                yield r;
+            }
+            case REMOVE_RAFT_VOTER -> new org.apache.kafka.common.message.RemoveRaftVoterRequestData().setClusterId("c1")
+                    .setVoterId(2).setVoterDirectoryId(new org.apache.kafka.common.Uuid(2, 2));
+            case UPDATE_FEATURES -> {
+                org.apache.kafka.common.message.UpdateFeaturesRequestData r = new org.apache.kafka.common.message.UpdateFeaturesRequestData()
+                        .setTimeoutMs(30_000).setValidateOnly(true);
+                r.featureUpdates().add(new org.apache.kafka.common.message.UpdateFeaturesRequestData.FeatureUpdateKey()
+                        .setFeature("transaction.version").setMaxVersionLevel((short) 1).setUpgradeType((byte) 2));
+                yield r;
+            }
             default -> throw new IllegalArgumentException(key.name);
         };
     }
@@ -432,6 +449,12 @@ class ControllerEnvelopeTest {
                                                                 .setLogEndOffset(42).setLastFetchTimestamp(5).setLastCaughtUpTimestamp(4)))
                                                 .setObservers(List.of())))));
             }
+            case ADD_RAFT_VOTER -> new org.apache.kafka.common.message.AddRaftVoterResponseData().setThrottleTimeMs(1)
+                    .setErrorCode(error).setErrorMessage("no");
+            case REMOVE_RAFT_VOTER -> new org.apache.kafka.common.message.RemoveRaftVoterResponseData().setThrottleTimeMs(1)
+                    .setErrorCode(error).setErrorMessage("no");
+            case UPDATE_FEATURES -> new org.apache.kafka.common.message.UpdateFeaturesResponseData().setThrottleTimeMs(1)
+                    .setErrorCode(Errors.INVALID_UPDATE_VERSION.code()).setErrorMessage("no");
             default -> throw new IllegalArgumentException(key.name);
         };
     }

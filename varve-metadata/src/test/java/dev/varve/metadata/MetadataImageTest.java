@@ -66,7 +66,14 @@ class MetadataImageTest {
     void snapshotOfALargeImageReplaysEqual() {
         MetadataImage image = twoTopics(20_000).apply(7, List.of(
                 new ConfigRecord(ConfigResource.Type.TOPIC, "big", "retention.ms", "1"),
-                new ProducerIdBlock(0, 0, 3000)));
+                new ProducerIdBlock(0, 0, 3000),
+                new MetadataRecord.ControllerRegistration(4, new Uuid(4, 4), new MetadataRecord.Endpoint("CONTROLLER", "h4", 9093)),
+                new MetadataRecord.FeatureLevel("transaction.version", (short) 1, 1),
+                new MetadataRecord.FeatureLevel("group.version", (short) 0, 2)));
+        assertThat(image.controllers()).containsOnlyKeys(4);
+        assertThat(image.features().levels()).containsExactlyInAnyOrderEntriesOf(
+                java.util.Map.of("transaction.version", (short) 1, "group.version", (short) 0));
+        assertThat(image.features().epoch()).isEqualTo(2);
         List<MetadataRecord> snapshot = MetadataRecordSerde.deserialize(MetadataRecordSerde.serialize(image.toRecords()));
         assertThat(MetadataImage.fromSnapshot(7, snapshot)).isEqualTo(image);
     }

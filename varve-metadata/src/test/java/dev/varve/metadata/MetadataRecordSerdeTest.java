@@ -82,7 +82,10 @@ class MetadataRecordSerdeTest {
                 uuid.map(MetadataRecord.RemoveAcl::new),
                 Combinators.combine(Arbitraries.maps(Arbitraries.of("user", "client-id", "ip"), text.injectNull(0.3)).ofMinSize(1)
                                 .map(m -> (java.util.SortedMap<String, String>) new java.util.TreeMap<>(m)),
-                        text, Arbitraries.doubles(), Arbitraries.of(true, false)).as(MetadataRecord.ClientQuota::new));
+                        text, Arbitraries.doubles(), Arbitraries.of(true, false)).as(MetadataRecord.ClientQuota::new),
+                Combinators.combine(broker, uuid, endpoint).as(MetadataRecord.ControllerRegistration::new),
+                Combinators.combine(text.filter(t -> !t.isBlank()), Arbitraries.shorts().between((short) 0, Short.MAX_VALUE),
+                        Arbitraries.longs().between(1, Long.MAX_VALUE)).as(MetadataRecord.FeatureLevel::new));
     }
 
     @Provide

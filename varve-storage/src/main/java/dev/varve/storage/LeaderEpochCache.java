@@ -53,7 +53,7 @@ public final class LeaderEpochCache {
         }
     };
 
-    private final CheckpointFile<EpochEntry> checkpoint;
+    private CheckpointFile<EpochEntry> checkpoint; // guarded by this; replaced when the replica moves
     private final List<EpochEntry> entries = new ArrayList<>();
     /**
      * The latest entry's epoch, {@link #NO_EPOCH} when there is none: read without the lock, since a
@@ -182,6 +182,27 @@ public final class LeaderEpochCache {
             refreshLatest();
             persist();
         }
+    }
+
+    /**
+     * Makes the cache's entries exactly {@code source}'s (a moved replica's copy takes the epochs of the
+     * log it replaces, including an epoch assigned on becoming leader before any batch of it); written
+     * by the next flush.
+     */
+    synchronized void replaceWith(List<EpochEntry> source) {
+        entries.clear();
+        entries.addAll(source);
+        refreshLatest();
+        unwritten = true;
+    }
+
+    /**
+     * The checkpoint now lives in {@code partitionDir} (the replica moved to another log directory);
+     * the entries are written there by the next flush or close.
+     */
+    synchronized void relocate(File partitionDir) {
+        checkpoint = new CheckpointFile<>(new File(partitionDir, LogFileNames.LEADER_EPOCH_CHECKPOINT), FORMAT);
+        unwritten = true;
     }
 
     /** Empties the cache (and writes the empty checkpoint, so its absence later means loss). */

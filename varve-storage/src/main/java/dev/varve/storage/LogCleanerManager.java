@@ -270,6 +270,19 @@ public final class LogCleanerManager {
         paused.remove(tp);
     }
 
+    /** {@code tp}'s replica moved from {@code fromLogDir} to {@code toLogDir}: its checkpoint entry follows it. */
+    void moved(TopicPartition tp, File fromLogDir, File toLogDir) {
+        synchronized (this) {
+            Map<TopicPartition, Long> from = checkpoints.get(fromLogDir.getAbsoluteFile());
+            Long firstDirty = from == null ? null : from.remove(tp);
+            if (firstDirty != null) {
+                checkpoints.computeIfAbsent(toLogDir.getAbsoluteFile(), d -> new HashMap<>()).put(tp, firstDirty);
+                writeCheckpoint(toLogDir);
+                writeCheckpoint(fromLogDir);
+            }
+        }
+    }
+
     /** Forgets a deleted partition (after {@link #abortAndPause}): its checkpoint entry goes too. */
     void remove(TopicPartition tp, File logDir) {
         synchronized (this) {

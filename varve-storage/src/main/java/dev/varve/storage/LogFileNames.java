@@ -26,6 +26,19 @@ public final class LogFileNames {
     public static final String CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint";
     /** Appended to a partition directory name (after a unique id) when the partition is deleted. */
     public static final String DELETE_DIR_SUFFIX = "-delete";
+    /**
+     * Appended to a partition directory name (after a unique id) while the replica is copied into this
+     * log directory from another one (AlterReplicaLogDirs): {@code orders-0.<id>-future}, as in Kafka.
+     */
+    public static final String FUTURE_DIR_SUFFIX = "-future";
+    /**
+     * In a partition directory that has just replaced the replica's directory in another log directory
+     * (a committed move): present from before the commit until the old directory is gone. A start-up
+     * that finds the partition in two log directories keeps the one holding this file.
+     */
+    public static final String MOVE_COMMITTED_MARKER = ".varve-move-committed";
+    /** The broker's topic-id file in a partition directory (Kafka's name); a moved replica takes it along. */
+    public static final String PARTITION_METADATA = "partition.metadata";
     public static final String LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint";
     public static final String RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint";
     public static final String LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint";
@@ -84,13 +97,36 @@ public final class LogFileNames {
         return tp.topic() + "-" + tp.partition();
     }
 
+    /** {@code <topic>-<partition>.<id>-delete}: a directory renamed away for deletion. */
+    public static String deleteDirName(TopicPartition tp) {
+        return dirName(tp) + "." + uniqueId() + DELETE_DIR_SUFFIX;
+    }
+
+    /** {@code <topic>-<partition>.<id>-future}: a replica being copied in from another log directory. */
+    public static String futureDirName(TopicPartition tp) {
+        return dirName(tp) + "." + uniqueId() + FUTURE_DIR_SUFFIX;
+    }
+
+    private static String uniqueId() {
+        return java.util.UUID.randomUUID().toString().replace("-", "");
+    }
+
+    /** The partition of a future directory ({@code <topic>-<partition>.<id>-future}), or null. */
+    public static TopicPartition parseFutureDirName(String name) {
+        if (!name.endsWith(FUTURE_DIR_SUFFIX)) {
+            return null;
+        }
+        int dot = name.lastIndexOf('.');
+        return dot <= 0 ? null : parseDirName(name.substring(0, dot));
+    }
+
     /**
      * The partition a live partition directory holds ({@code <topic>-<partition>}), or null when the
      * name is not one (deleted, temporary or foreign directories).
      */
     public static TopicPartition parseDirName(String name) {
         int dash = name.lastIndexOf('-');
-        if (dash <= 0 || dash == name.length() - 1 || name.endsWith(DELETE_DIR_SUFFIX)) {
+        if (dash <= 0 || dash == name.length() - 1 || name.endsWith(DELETE_DIR_SUFFIX) || name.endsWith(FUTURE_DIR_SUFFIX)) {
             return null;
         }
         String partition = name.substring(dash + 1);

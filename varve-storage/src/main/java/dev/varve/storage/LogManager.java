@@ -39,6 +39,14 @@ import java.util.function.Function;
  * checkpoints, producer id expiration, and the log cleaner ({@link LogCleanerManager}) for compacted
  * topics. A partition that cannot be loaded is reported offline; it
  * never stops the others.
+ *
+ * <p>Moves a replica to another of its log directories on request ({@link #alterLogDir}, Kafka's
+ * AlterReplicaLogDirs): a {@link ReplicaMove} per partition, copied by one scheduler task at a time
+ * (at most {@link #MOVE_PASS_BYTES} per pass, paced by {@code replica.alter.log.dirs.io.max.bytes.per.second}),
+ * swapped under the partition's lock. At start-up, before any partition loads, leftovers of moves are
+ * settled ({@link #settleMoves}): an unfinished copy ({@code -future}) is deleted and its move begun
+ * again once the logs are loaded; of a partition found in two directories, the one holding
+ * {@link LogFileNames#MOVE_COMMITTED_MARKER} is the replica and the other is deleted.
  */
 public final class LogManager implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(LogManager.class);
@@ -64,6 +72,66 @@ public final class LogManager implements AutoCloseable {
     }
     /** Null when log.cleaner.enable is false. */
     private final LogCleanerManager cleaner;
+    /** Bytes a mover pass copies at most (all moves together), before it yields its scheduler thread. */
+    static final long MOVE_PASS_BYTES = 8L * 1024 * 1024;
+    /** Bytes a move may still copy under the partition's lock when it swaps; beyond that it copies on unlocked. */
+    static final long MOVE_SWAP_MAX_BYTES = 1024 * 1024;
+    /** Replica moves between log directories in progress, by partition. */
+    private final Map<TopicPartition, ReplicaMove> moves = new ConcurrentHashMap<>();
+    /** Where a partition's log goes when it is created here (AlterReplicaLogDirs before the replica exists). */
+    private final Map<TopicPartition, File> preferredDirs = new ConcurrentHashMap<>();
+    private final java.util.concurrent.atomic.AtomicBoolean moverScheduled = new java.util.concurrent.atomic.AtomicBoolean();
+    private final ReplicaMove.Hook moveHook;
+    private final ReplicaMove.Host moveHost = new ReplicaMove.Host() {
+        @Override
+        public void checkpointDestination(File logDir) {
+            for (Checkpoint kind : Checkpoint.values()) {
+                checkpointDir(logDir, kind);
+            }
+        }
+
+        @Override
+        public void reportFailure(File logDir, Exception cause) {
+            markFailed(logDir, cause);
+        }
+
+        @Override
+        public void deleteLater(TopicPartition tp, LogSegments replaced, File dirToDelete, long delayMs) {
+            scheduler.scheduleOnce("delete-moved-log-" + tp, () -> {
+                for (LogSegment s : replaced.all()) {
+                    try {
+                        if (dirToDelete != null) {
+                            s.deleteIfExists();
+                        } else {
+                            s.close();
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        LOG.debug("cannot release {} of {}: {}", s, tp, e.toString());
+                    }
+                }
+                if (dirToDelete != null) {
+                    try {
+                        deleteRecursively(dirToDelete.toPath());
+                    } catch (IOException e) {
+                        LOG.warn("cannot remove {}", dirToDelete, e);
+                    }
+                }
+            }, delayMs);
+        }
+
+        @Override
+        public void deleteFilesLater(TopicPartition tp, List<File> files, long delayMs) {
+            scheduler.scheduleOnce("delete-moved-files-" + tp, () -> {
+                for (File f : files) {
+                    try {
+                        Files.deleteIfExists(f.toPath());
+                    } catch (IOException e) {
+                        LOG.debug("cannot remove {}: {}", f, e.toString());
+                    }
+                }
+            }, delayMs);
+        }
+    };
     private volatile boolean started;
     private volatile boolean closed;
 
@@ -77,6 +145,13 @@ public final class LogManager implements AutoCloseable {
     /** As above, with a hook called before each step of the cleaner's segment swaps (crash-injection tests). */
     LogManager(LogManagerConfig managerConfig, Function<String, LogConfig> topicConfigs, Time time, Scheduler scheduler,
                SegmentSwap.Hook swapHook) {
+        this(managerConfig, topicConfigs, time, scheduler, swapHook, ReplicaMove.Hook.NONE);
+    }
+
+    /** As above, with a hook called before each step of a replica move's swap (crash-injection tests). */
+    LogManager(LogManagerConfig managerConfig, Function<String, LogConfig> topicConfigs, Time time, Scheduler scheduler,
+               SegmentSwap.Hook swapHook, ReplicaMove.Hook moveHook) {
+        this.moveHook = moveHook;
         this.managerConfig = managerConfig;
         this.topicConfigs = topicConfigs;
         this.time = time;
@@ -88,8 +163,9 @@ public final class LogManager implements AutoCloseable {
 
     /** Loads all partitions and schedules background tasks. */
     public void startup() throws IOException {
+        Settled settled = settleMoves();
         for (File dir : managerConfig.logDirs()) {
-            loadDir(dir);
+            loadDir(dir, settled.notLoaded());
         }
         scheduler.schedulePeriodic("log-retention", this::cleanupLogs,
                 managerConfig.retentionCheckIntervalMs(), managerConfig.retentionCheckIntervalMs());
@@ -107,9 +183,98 @@ public final class LogManager implements AutoCloseable {
             cleaner.startup(scheduler);
         }
         started = true;
+        settled.restart().forEach((tp, destination) -> {
+            PartitionLog log = logs.get(tp);
+            if (log != null && !sameDir(log.dir().getParentFile(), destination)) {
+                try {
+                    alterLogDir(tp, destination);
+                    LOG.info("{}: its move to {} was interrupted; it starts over", tp, destination);
+                } catch (RuntimeException e) {
+                    LOG.warn("{}: cannot start its interrupted move to {} again: {}", tp, destination, e.getMessage());
+                }
+            }
+        });
     }
 
-    private void loadDir(File dir) throws IOException {
+    /**
+     * What {@link #settleMoves} found: partition directories not to load (an old copy that could not be
+     * removed) and moves to begin again (partition to destination log directory).
+     */
+    private record Settled(Set<File> notLoaded, Map<TopicPartition, File> restart) {
+    }
+
+    /**
+     * Settles what replica moves left behind (see {@link ReplicaMove}): an unfinished copy
+     * ({@code <topic>-<partition>.<id>-future}) is deleted, and the move restarted after loading; a
+     * committed copy (a partition directory holding {@link LogFileNames#MOVE_COMMITTED_MARKER}) is the
+     * replica, so the partition's directory in any other log directory is renamed away for deletion and
+     * the marker removed. Only the log directories are listed here, not the partition directories.
+     */
+    private Settled settleMoves() throws IOException {
+        Set<File> notLoaded = new java.util.HashSet<>();
+        Map<TopicPartition, File> restart = new HashMap<>();
+        Map<TopicPartition, File> committed = new HashMap<>();
+        for (File logDir : managerConfig.logDirs()) {
+            Files.createDirectories(logDir.toPath());
+            File[] children = logDir.listFiles(File::isDirectory);
+            if (children == null) {
+                continue; // loadDir reports it
+            }
+            for (File child : children) {
+                TopicPartition future = LogFileNames.parseFutureDirName(child.getName());
+                if (future != null) {
+                    LOG.info("{}: deleting the unfinished copy {} left by an interrupted move", future, child);
+                    try {
+                        deleteRecursively(child.toPath());
+                    } catch (IOException e) {
+                        LOG.error("{}: cannot delete {}; it is ignored", future, child, e);
+                    }
+                    restart.put(future, logDir);
+                    continue;
+                }
+                TopicPartition tp = LogFileNames.parseDirName(child.getName());
+                if (tp != null && new File(child, LogFileNames.MOVE_COMMITTED_MARKER).exists()) {
+                    committed.put(tp, child);
+                }
+            }
+        }
+        for (Map.Entry<TopicPartition, File> e : committed.entrySet()) {
+            TopicPartition tp = e.getKey();
+            File replica = e.getValue();
+            boolean clean = true;
+            for (File logDir : managerConfig.logDirs()) {
+                File other = new File(logDir, LogFileNames.dirName(tp));
+                if (sameDir(other, replica) || !other.exists()) {
+                    continue;
+                }
+                File renamed = new File(logDir, LogFileNames.deleteDirName(tp));
+                try {
+                    Files.move(other.toPath(), renamed.toPath(), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+                    dev.varve.storage.checkpoint.CheckpointFile.fsyncDirectory(logDir.toPath());
+                    LOG.info("{}: {} replaced {} in a move before the last shutdown; deleting the old copy", tp, replica, other);
+                } catch (IOException ex) {
+                    LOG.error("{}: cannot remove the old copy {} of a moved replica (now {}); it is not loaded", tp, other,
+                            replica, ex);
+                    notLoaded.add(other.getAbsoluteFile());
+                    clean = false;
+                }
+            }
+            if (clean) {
+                try {
+                    Files.deleteIfExists(new File(replica, LogFileNames.MOVE_COMMITTED_MARKER).toPath());
+                } catch (IOException ex) {
+                    LOG.warn("{}: cannot remove {} (harmless: no other copy is left)", tp, LogFileNames.MOVE_COMMITTED_MARKER, ex);
+                }
+            }
+        }
+        return new Settled(notLoaded, restart);
+    }
+
+    private static boolean sameDir(File a, File b) {
+        return a.toPath().toAbsolutePath().normalize().equals(b.toPath().toAbsolutePath().normalize());
+    }
+
+    private void loadDir(File dir, Set<File> notLoaded) throws IOException {
         Files.createDirectories(dir.toPath());
         File marker = new File(dir, LogFileNames.CLEAN_SHUTDOWN_MARKER);
         boolean clean = marker.exists();
@@ -138,6 +303,8 @@ public final class LogManager implements AutoCloseable {
             TopicPartition tp = LogFileNames.parseDirName(child.getName());
             if (tp == null) {
                 LOG.warn("ignoring {}: not a partition directory", child);
+            } else if (notLoaded.contains(child.getAbsoluteFile())) {
+                LOG.warn("not loading {}: another log directory holds the replica of {}", child, tp);
             } else {
                 queue.add(new Found(child, tp));
             }
@@ -222,7 +389,8 @@ public final class LogManager implements AutoCloseable {
                 if (offline.contains(tp)) {
                     throw new KafkaStorageException(tp + " is offline");
                 }
-                File parent = leastLoadedDir();
+                File preferred = preferredDirs.remove(tp);
+                File parent = preferred != null && !failedDirs.contains(preferred.getAbsolutePath()) ? preferred : leastLoadedDir();
                 File dir = new File(parent, LogFileNames.dirName(tp));
                 try {
                     // The new directory's entry in its parent is fsynced by the log's first flush.
@@ -265,9 +433,9 @@ public final class LogManager implements AutoCloseable {
     }
 
     private void watch(PartitionLog log) {
-        File logDir = log.dir().getParentFile();
-        log.onStorageFailure(e -> markFailed(logDir, e));
-        log.onRecoveryPointLowered(() -> loweredRecoveryPoints.add(logDir));
+        // the directory at the time of the event: a replica moves between log directories
+        log.onStorageFailure(e -> markFailed(log.dir().getParentFile(), e));
+        log.onRecoveryPointLowered(() -> loweredRecoveryPoints.add(log.dir().getParentFile()));
     }
 
     /** Log directories where a truncation lowered a recovery point since their checkpoint was last written. */
@@ -377,17 +545,202 @@ public final class LogManager implements AutoCloseable {
         return start;
     }
 
+    // ---------------------------------------------------------------- moving replicas between log directories
+
+    /** What {@link #alterLogDir} did. */
+    public enum AlterLogDirResult {
+        /** A move to the directory started. */
+        MOVING,
+        /** The replica is already in the directory, or already moving there (a move elsewhere was stopped). */
+        ALREADY_THERE,
+        /** There is no log of the partition here: it will be created in the directory (remembered until then). */
+        NO_LOG
+    }
+
+    /** A replica's copy in another log directory while it moves there (Kafka's "future" replica). */
+    public record FutureReplica(TopicPartition topicPartition, File logDir, long sizeInBytes, long offsetLag) {
+    }
+
+    /**
+     * The configured log directory named by {@code path}: its absolute path as configured, or
+     * normalized (as DescribeLogDirs reports it); empty for any other path (Kafka's LOG_DIR_NOT_FOUND).
+     */
+    public Optional<File> logDir(String path) {
+        for (File dir : managerConfig.logDirs()) {
+            if (dir.getAbsolutePath().equals(path) || dir.toPath().toAbsolutePath().normalize().toString().equals(path)) {
+                return Optional.of(dir);
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Moves the replica of {@code tp} to {@code logDir} (one of {@link #logDir}'s answers) while it keeps
+     * serving: the copy is made in the background and swapped in (see {@link ReplicaMove}). A move to
+     * another directory already in progress is stopped first; asking for the directory the replica is in
+     * stops a move and keeps it there. Without a log here, the directory is remembered for when it is
+     * created.
+     *
+     * @throws KafkaStorageException the directory failed, the partition is offline, or the copy cannot be created
+     * @throws org.apache.kafka.common.errors.LogDirNotFoundException {@code dir} is not one of {@code log.dirs}
+     */
+    public AlterLogDirResult alterLogDir(TopicPartition tp, File dir) {
+        File logDir = managerConfig.logDirs().stream().filter(d -> sameDir(d, dir)).findFirst()
+                .orElseThrow(() -> new org.apache.kafka.common.errors.LogDirNotFoundException(dir + " is not in log.dirs"));
+        if (failedDirs.contains(logDir.getAbsolutePath())) {
+            throw new KafkaStorageException("log directory " + logDir.getAbsolutePath() + " is offline");
+        }
+        ReplicaMove started;
+        lifecycleLock.readLock().lock();
+        try {
+            synchronized (stripe(tp)) {
+                ensureOpen();
+                PartitionLog log = logs.get(tp);
+                if (log == null) {
+                    if (offline.contains(tp)) {
+                        throw new KafkaStorageException(tp + " is offline");
+                    }
+                    preferredDirs.put(tp, logDir);
+                    return AlterLogDirResult.NO_LOG;
+                }
+                if (log.isOffline()) {
+                    throw new KafkaStorageException(tp + " is offline");
+                }
+                ReplicaMove current = moves.get(tp);
+                if (current != null) {
+                    if (current.isActive() && sameDir(current.destinationLogDir(), logDir)) {
+                        return AlterLogDirResult.ALREADY_THERE;
+                    }
+                    stopMove(current, true);
+                }
+                if (sameDir(log.dir().getParentFile(), logDir)) {
+                    return AlterLogDirResult.ALREADY_THERE;
+                }
+                File target = new File(logDir, LogFileNames.dirName(tp));
+                if (target.exists()) {
+                    // a directory this broker did not load (the partition was found twice at start-up)
+                    throw new KafkaStorageException("cannot move " + tp + " to " + logDir + ": " + target + " exists");
+                }
+                if (cleaner != null) {
+                    cleaner.abortAndPause(tp); // as Kafka: no compaction while the copy is made
+                }
+                try {
+                    started = ReplicaMove.start(log, logDir, time, scheduler, MOVE_SWAP_MAX_BYTES, moveHost, moveHook);
+                } catch (IOException | RuntimeException e) {
+                    if (cleaner != null) {
+                        cleaner.resume(tp);
+                    }
+                    markFailed(logDir, e);
+                    throw new KafkaStorageException("cannot create the copy of " + tp + " in " + logDir, e);
+                }
+                moves.put(tp, started);
+            }
+        } finally {
+            lifecycleLock.readLock().unlock();
+        }
+        scheduleMover(0);
+        return AlterLogDirResult.MOVING;
+    }
+
+    /** Replicas being copied to another log directory, with their size there and how far behind they are. */
+    public List<FutureReplica> futureReplicas() {
+        List<FutureReplica> out = new ArrayList<>();
+        for (ReplicaMove m : moves.values()) {
+            if (m.isActive()) {
+                out.add(new FutureReplica(m.topicPartition(), m.destinationLogDir(), m.copy().size(), m.offsetLag()));
+            }
+        }
+        return out;
+    }
+
+    /** The log directory {@code tp} is moving to, if it is. */
+    public Optional<File> movingTo(TopicPartition tp) {
+        ReplicaMove m = moves.get(tp);
+        return m != null && m.isActive() ? Optional.of(m.destinationLogDir()) : Optional.empty();
+    }
+
+    private void scheduleMover(long delayMs) {
+        if (!moves.isEmpty() && moverScheduled.compareAndSet(false, true)) {
+            scheduler.scheduleOnce("replica-alter-log-dirs", this::runMoverPass, delayMs);
+        }
+    }
+
+    /**
+     * One pass of the mover: each move copies its share of {@link #MOVE_PASS_BYTES} (fewer when paced by
+     * {@code replica.alter.log.dirs.io.max.bytes.per.second}); the next pass is scheduled while any move
+     * is left, right away or after the time the bytes copied are worth at that rate.
+     */
+    private void runMoverPass() {
+        moverScheduled.set(false);
+        if (closed) {
+            return;
+        }
+        long rate = managerConfig.replicaMoveBytesPerSecond();
+        long budget = rate == Long.MAX_VALUE ? MOVE_PASS_BYTES : Math.max(1, Math.min(MOVE_PASS_BYTES, rate / 10));
+        long copied = stepMoves(budget);
+        long delayMs = rate == Long.MAX_VALUE ? 0 : Math.max(1, copied * 1000 / rate);
+        scheduleMover(delayMs);
+    }
+
+    /** Runs one step of every move, each with an equal share of {@code maxBytes}; returns the bytes copied. */
+    long stepMoves(long maxBytes) {
+        List<ReplicaMove> current = List.copyOf(moves.values());
+        if (current.isEmpty()) {
+            return 0;
+        }
+        long share = Math.max(1, maxBytes / current.size());
+        long copied = 0;
+        for (ReplicaMove m : current) {
+            try {
+                copied += m.step(share);
+            } catch (RuntimeException e) {
+                LOG.error("moving {} failed", m.topicPartition(), e);
+                m.stop(true);
+            }
+            if (!m.isActive()) {
+                endMove(m);
+            }
+        }
+        return copied;
+    }
+
+    /** After a move ended: forgotten, compaction resumed (its checkpoint entry follows the replica). */
+    private void endMove(ReplicaMove m) {
+        TopicPartition tp = m.topicPartition();
+        if (!moves.remove(tp, m)) {
+            return;
+        }
+        if (cleaner != null) {
+            if (m.state() == ReplicaMove.State.DONE) {
+                cleaner.moved(tp, m.sourceLogDir(), m.destinationLogDir());
+            }
+            cleaner.resume(tp);
+        }
+    }
+
+    private void stopMove(ReplicaMove m, boolean deleteCopy) {
+        m.stop(deleteCopy);
+        endMove(m);
+    }
+
     /**
      * Deletes a partition: its directory is renamed {@code <name>.<id>-delete} at once (so a restart
      * never loads it again) and removed in the background.
      */
     public void deleteLog(TopicPartition tp) {
+        preferredDirs.remove(tp);
         if (cleaner != null) {
             cleaner.abortAndPause(tp); // a round in progress stops before the directory moves
         }
         PartitionLog log;
+        ReplicaMove move;
         synchronized (stripe(tp)) {
             log = logs.remove(tp);
+            move = moves.get(tp); // no move starts once the log is gone
+        }
+        if (move != null) {
+            move.stop(true); // its copy goes first; waits for a step in progress (a swap completes)
+            moves.remove(tp, move);
         }
         if (log == null) {
             if (cleaner != null) {
@@ -500,6 +853,13 @@ public final class LogManager implements AutoCloseable {
                 offsets.put(log.topicPartition(), kind.valueOf(log));
             }
         }
+        for (ReplicaMove m : moves.values()) {
+            // a move about to commit here: the destination must know the partition's offsets before its directory
+            // is the replica's (its recovery point there is at least the replica's: the copy is fsynced)
+            if (m.committing() && m.destinationLogDir().getAbsolutePath().equals(path)) {
+                offsets.put(m.topicPartition(), kind.valueOf(m.source()));
+            }
+        }
         try {
             new OffsetCheckpointFile(new File(dir, kind.fileName)).write(offsets);
         } catch (IOException e) {
@@ -529,6 +889,10 @@ public final class LogManager implements AutoCloseable {
         } finally {
             lifecycleLock.writeLock().unlock();
         }
+        for (ReplicaMove m : List.copyOf(moves.values())) {
+            m.stop(false); // waits for a step in progress; the copy's directory stays, so the next start moves it again
+        }
+        moves.clear();
         if (cleaner != null) {
             cleaner.shutdown(); // waits for rounds in progress to stop; none leaves a swap behind
         }

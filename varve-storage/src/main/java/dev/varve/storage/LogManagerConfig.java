@@ -18,12 +18,16 @@ import java.util.List;
  * @param startupVerification               which segments are CRC-checked at start-up [log.startup.verify, Varve's]
  * @param recoveryThreadsPerDataDir         threads loading (and recovering) a directory's partitions at start-up
  *                                          [num.recovery.threads.per.data.dir, 2 as in Kafka 4]
+ * @param replicaMoveBytesPerSecond         how fast replicas are copied between log directories, all moves
+ *                                          together [replica.alter.log.dirs.io.max.bytes.per.second; Long.MAX_VALUE:
+ *                                          unlimited, as Kafka's default]
  */
 public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs, long flushCheckIntervalMs,
                                long recoveryPointCheckpointIntervalMs, long logStartOffsetCheckpointIntervalMs,
                                long highWatermarkCheckpointIntervalMs, long producerIdExpirationMs,
                                long producerIdExpirationCheckIntervalMs, CleanerConfig cleaner,
-                               StartupVerification startupVerification, int recoveryThreadsPerDataDir) {
+                               StartupVerification startupVerification, int recoveryThreadsPerDataDir,
+                               long replicaMoveBytesPerSecond) {
     /** Kafka 4's num.recovery.threads.per.data.dir default (KIP-1030). */
     public static final int DEFAULT_RECOVERY_THREADS_PER_DATA_DIR = 2;
     /** Kafka's producer.id.expiration.ms default: one day. */
@@ -45,6 +49,9 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         if (recoveryThreadsPerDataDir < 1) {
             throw new IllegalArgumentException("num.recovery.threads.per.data.dir must be at least 1");
         }
+        if (replicaMoveBytesPerSecond < 1) {
+            throw new IllegalArgumentException("replica.alter.log.dirs.io.max.bytes.per.second must be at least 1");
+        }
     }
 
     /** The settings with Kafka's default number of recovery threads. */
@@ -55,7 +62,8 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
                             StartupVerification startupVerification) {
         this(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs, recoveryPointCheckpointIntervalMs,
                 logStartOffsetCheckpointIntervalMs, highWatermarkCheckpointIntervalMs, producerIdExpirationMs,
-                producerIdExpirationCheckIntervalMs, cleaner, startupVerification, DEFAULT_RECOVERY_THREADS_PER_DATA_DIR);
+                producerIdExpirationCheckIntervalMs, cleaner, startupVerification, DEFAULT_RECOVERY_THREADS_PER_DATA_DIR,
+                Long.MAX_VALUE);
     }
 
     /** The settings without the producer-id ones, which take Kafka's defaults. */
@@ -78,7 +86,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, expirationMs, checkIntervalMs, cleaner, startupVerification,
-                recoveryThreadsPerDataDir);
+                recoveryThreadsPerDataDir, replicaMoveBytesPerSecond);
     }
 
     /** This config with other log cleaner settings ({@link CleanerConfig#fromMap} parses Kafka's keys). */
@@ -86,7 +94,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleanerConfig,
-                startupVerification, recoveryThreadsPerDataDir);
+                startupVerification, recoveryThreadsPerDataDir, replicaMoveBytesPerSecond);
     }
 
     /** This config with another start-up verification. */
@@ -94,7 +102,7 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
-                verification, recoveryThreadsPerDataDir);
+                verification, recoveryThreadsPerDataDir, replicaMoveBytesPerSecond);
     }
 
     /** This config with another number of start-up recovery threads per directory. */
@@ -102,6 +110,14 @@ public record LogManagerConfig(List<File> logDirs, long retentionCheckIntervalMs
         return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
                 recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
                 highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
-                startupVerification, threads);
+                startupVerification, threads, replicaMoveBytesPerSecond);
+    }
+
+    /** This config with another limit on how fast replicas are copied between log directories. */
+    public LogManagerConfig withReplicaMoveBytesPerSecond(long bytesPerSecond) {
+        return new LogManagerConfig(logDirs, retentionCheckIntervalMs, flushCheckIntervalMs,
+                recoveryPointCheckpointIntervalMs, logStartOffsetCheckpointIntervalMs,
+                highWatermarkCheckpointIntervalMs, producerIdExpirationMs, producerIdExpirationCheckIntervalMs, cleaner,
+                startupVerification, recoveryThreadsPerDataDir, bytesPerSecond);
     }
 }

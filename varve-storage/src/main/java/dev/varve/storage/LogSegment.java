@@ -528,6 +528,17 @@ public final class LogSegment {
         txnIndex.flush();
     }
 
+    /**
+     * Points the segment's files at their new paths after the partition directory was renamed (a
+     * moved replica, or the old copy renamed for deletion); open channels and mappings stay valid.
+     */
+    void updateParentDir(File parentDir) {
+        log.updateParentDir(parentDir);
+        offsetIndex.updateParentDir(parentDir);
+        timeIndex.updateParentDir(parentDir);
+        txnIndex.updateParentDir(parentDir);
+    }
+
     /** Renames all three files by swapping {@code oldSuffix} (possibly "") for {@code newSuffix}. */
     public void changeFileSuffixes(String oldSuffix, String newSuffix) throws IOException {
         changeFileSuffixes(oldSuffix, newSuffix, false, () -> { });

@@ -94,6 +94,13 @@ public final class LogSegments {
         return total;
     }
 
+    /** See {@link LogSegment#updateParentDir}. */
+    synchronized void updateParentDir(java.io.File parentDir) {
+        for (LogSegment s : segments.values()) {
+            s.updateParentDir(parentDir);
+        }
+    }
+
     /** The base offset of the segment after the one with {@code baseOffset}, or {@code orElse}. */
     public long nextBaseOffset(long baseOffset, long orElse) {
         Long next = segments.higherKey(baseOffset);

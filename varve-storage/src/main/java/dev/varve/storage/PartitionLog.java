@@ -55,16 +55,21 @@ import java.util.OptionalLong;
 public final class PartitionLog implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(PartitionLog.class);
 
-    /** The log end: next offset, and where the next batch will start. */
-    private record LogEnd(long offset, long segmentBaseOffset, int position) {
+    /**
+     * The log end: next offset, where the next batch will start, and the segments that position is in
+     * (a lock-free reader takes both from one snapshot: a moved replica's segments are other files).
+     */
+    private record LogEnd(long offset, long segmentBaseOffset, int position, LogSegments segments) {
     }
 
     private final Object lock = new Object();
-    private final File dir;
+    /** The partition directory; replaced (under the lock) when the replica moves to another log directory. */
+    private volatile File dir;
     private final TopicPartition topicPartition;
     private final Time time;
     private final Scheduler scheduler;
-    private final LogSegments segments;
+    /** Replaced (under the lock) when the replica moves to another log directory, see {@link #adoptMovedCopy}. */
+    private volatile LogSegments segments;
     private final LeaderEpochCache epochCache;
     private final ProducerStateManager producerStateManager;
     private volatile LogConfig config;
@@ -94,6 +99,8 @@ public final class PartitionLog implements AutoCloseable {
     private volatile KafkaStorageException offline;
     /** The lowest offset the log was truncated to since the cleaner last looked (Long.MAX_VALUE: none). */
     private long truncatedToSinceCleanerView = Long.MAX_VALUE;
+    /** As above, for a copy of this log into another log directory ({@link ReplicaMove}). */
+    private long truncatedToSinceMoveView = Long.MAX_VALUE;
 
     private PartitionLog(File dir, TopicPartition tp, LogConfig config, Time time, Scheduler scheduler, LogLoader.Loaded loaded) {
         this.dir = dir;
@@ -110,7 +117,7 @@ public final class PartitionLog implements AutoCloseable {
         refreshStability();
         this.lastFlushMs = time.milliseconds();
         LogSegment active = segments.active();
-        this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size());
+        this.logEnd = new LogEnd(loaded.logEndOffset(), active.baseOffset(), active.size(), segments);
         this.directoryDirty = loaded.created();
         this.parentDirectoryDirty = loaded.created();
         this.damagedAtLoad = loaded.damaged();
@@ -274,7 +281,7 @@ public final class PartitionLog implements AutoCloseable {
                 }
             }
         }
-        logEnd = new LogEnd(info.lastOffset() + 1, segment.baseOffset(), segment.size());
+        logEnd = new LogEnd(info.lastOffset() + 1, segment.baseOffset(), segment.size(), segments);
         refreshStability();
         if (logEnd.offset() - recoveryPoint >= config.flushMessages()) {
             flushLocked(logEnd.offset());
@@ -374,7 +381,7 @@ public final class PartitionLog implements AutoCloseable {
             LogSegment segment = LogSegment.open(dir, newBase, config, time.milliseconds());
             segments.add(segment);
             directoryDirty = true;
-            logEnd = new LogEnd(newBase, newBase, 0);
+            logEnd = new LogEnd(newBase, newBase, 0, segments);
             LOG.debug("{}: rolled new segment at offset {}", topicPartition, newBase);
             takeProducerSnapshot(newBase, false);
             return segment;
@@ -410,6 +417,7 @@ public final class PartitionLog implements AutoCloseable {
     public LogSlice read(long offset, int maxBytes, long maxOffset, boolean minOneBatch) {
         throwIfOffline();
         LogEnd end = logEnd;
+        LogSegments segments = end.segments(); // the segments this log end describes, even if the replica moves meanwhile
         long start = logStartOffset;
         if (offset < start || offset > end.offset()) {
             throw new OffsetOutOfRangeException("offset " + offset + " is outside [" + start + ", " + end.offset()
@@ -417,13 +425,13 @@ public final class PartitionLog implements AutoCloseable {
         }
         long bound = Math.min(maxOffset, end.offset());
         if (offset >= bound) {
-            return emptySlice(offset);
+            return emptySlice(offset, segments);
         }
         LogSegment active = segments.active();
         // a reader at the tail (every follower, most consumers) is in the active segment: no skip-list walk
         LogSegment segment = active != null && offset >= active.baseOffset() ? active : segments.floor(offset);
         while (segment != null) {
-            int maxPosition = maxPositionIn(segment, bound, end);
+            int maxPosition = maxPositionIn(segment, bound, end, segments);
             LogSlice slice = segment.read(offset, maxBytes, maxPosition, minOneBatch);
             if (slice != null) {
                 return slice;
@@ -434,11 +442,11 @@ public final class PartitionLog implements AutoCloseable {
                 break;
             }
         }
-        return emptySlice(offset);
+        return emptySlice(offset, segments);
     }
 
     /** The file position in {@code segment} that readers bounded by {@code bound} must not pass. */
-    private int maxPositionIn(LogSegment segment, long bound, LogEnd end) {
+    private int maxPositionIn(LogSegment segment, long bound, LogEnd end, LogSegments segments) {
         if (segment.baseOffset() == end.segmentBaseOffset()) {
             if (bound == end.offset()) {
                 return end.position();
@@ -451,7 +459,7 @@ public final class PartitionLog implements AutoCloseable {
         return p == null ? limit : Math.min(p.position(), limit);
     }
 
-    private LogSlice emptySlice(long offset) {
+    private LogSlice emptySlice(long offset, LogSegments segments) {
         LogSegment active = segments.active();
         return new LogSlice(offset, active.log().slice(0, 0));
     }
@@ -462,6 +470,7 @@ public final class PartitionLog implements AutoCloseable {
      */
     public Optional<FileRecords.TimestampAndOffset> offsetForTimestamp(long timestamp, long maxOffset) {
         long start = logStartOffset;
+        LogSegments segments = this.segments;
         for (LogSegment segment : segments.all()) {
             long next = segments.nextBaseOffset(segment.baseOffset(), Long.MAX_VALUE);
             if (next <= start || segment.maxTimestampSoFar() < timestamp) {
@@ -480,6 +489,7 @@ public final class PartitionLog implements AutoCloseable {
     public Optional<FileRecords.TimestampAndOffset> maxTimestampAndOffset(long maxOffset) {
         long bestTs = RecordBatch.NO_TIMESTAMP;
         long bestOffset = -1;
+        LogSegments segments = this.segments;
         for (LogSegment segment : segments.all()) {
             if (segment.maxTimestampSoFar() > bestTs && segment.offsetOfMaxTimestampSoFar() < maxOffset
                     && segment.offsetOfMaxTimestampSoFar() >= logStartOffset) {
@@ -543,6 +553,7 @@ public final class PartitionLog implements AutoCloseable {
     public List<TransactionIndex.AbortedTxn> abortedTransactions(long startOffset, long upperBoundOffset) {
         throwIfOffline();
         List<TransactionIndex.AbortedTxn> out = new ArrayList<>();
+        LogSegments segments = this.segments;
         LogSegment segment = segments.floor(startOffset);
         if (segment == null) {
             segment = segments.first();
@@ -858,6 +869,7 @@ public final class PartitionLog implements AutoCloseable {
             return false;
         }
         truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, offset);
+        truncatedToSinceMoveView = Math.min(truncatedToSinceMoveView, offset);
         if (offset < logStartOffset) {
             truncateFullyAndStartAtLocked(offset);
             return true;
@@ -885,7 +897,7 @@ public final class PartitionLog implements AutoCloseable {
                 segments.remove(s.baseOffset());
             }
             long newEnd = last.readNextOffset();
-            logEnd = new LogEnd(newEnd, last.baseOffset(), last.size());
+            logEnd = new LogEnd(newEnd, last.baseOffset(), last.size(), segments);
             recoveryPoint = Math.min(recoveryPoint, newEnd);
             setHighWatermarkLocked(Math.min(highWatermark, newEnd));
             asyncDelete(doomed);
@@ -928,6 +940,7 @@ public final class PartitionLog implements AutoCloseable {
 
     private void truncateFullyAndStartAtLocked(long offset) {
         truncatedToSinceCleanerView = Math.min(truncatedToSinceCleanerView, Math.min(offset, logStartOffset));
+        truncatedToSinceMoveView = Math.min(truncatedToSinceMoveView, Math.min(offset, logStartOffset));
         recoveryPoint = Math.min(recoveryPoint, offset);
         setHighWatermarkLocked(Math.min(highWatermark, offset));
         try {
@@ -945,7 +958,7 @@ public final class PartitionLog implements AutoCloseable {
         logStartOffset = offset;
         recoveryPoint = offset;
         setHighWatermarkLocked(offset);
-        logEnd = new LogEnd(offset, offset, 0);
+        logEnd = new LogEnd(offset, offset, 0, segments);
         try {
             epochCache.clear();
         } catch (IOException e) {
@@ -1156,6 +1169,112 @@ public final class PartitionLog implements AutoCloseable {
         }
         CheckpointFile.fsyncDirectory(dir.toPath());
         return true;
+    }
+
+    // ---------------------------------------------------------------- moving between log directories (ReplicaMove's side)
+
+    /**
+     * Runs {@code action} holding the log's lock, so no append, truncation, roll or retention runs
+     * meanwhile: a move's final catch-up and swap ({@link ReplicaMove}).
+     */
+    <T> T underLock(LockedAction<T> action) throws IOException {
+        synchronized (lock) {
+            return action.run();
+        }
+    }
+
+    /** Work done under the log's lock ({@link #underLock}). */
+    interface LockedAction<T> {
+        T run() throws IOException;
+    }
+
+    /**
+     * The lowest offset this log was truncated to since the previous call, {@link Long#MAX_VALUE} for
+     * none: a copy of it in another log directory holds batches the log no longer has from there on.
+     */
+    long takeMoveTruncation() {
+        synchronized (lock) {
+            long t = truncatedToSinceMoveView;
+            truncatedToSinceMoveView = Long.MAX_VALUE;
+            return t;
+        }
+    }
+
+    /**
+     * Moves the log start offset up to {@code offset} (no further than the log end) and deletes the
+     * segments wholly below it, without DeleteRecords' high-watermark bound: a copy following the log
+     * start of the log it copies (retention or DeleteRecords there).
+     */
+    void advanceLogStartOffset(long offset) {
+        synchronized (lock) {
+            ensureOpen();
+            if (offset > logStartOffset && offset <= logEnd.offset()) {
+                logStartOffset = offset;
+                setHighWatermarkLocked(Math.max(highWatermark, offset));
+                truncateEpochsFromStart(offset);
+                deleteSegmentsLocked(countSegmentsBelow(offset), false);
+            }
+        }
+    }
+
+    /** Sets the epochs to {@code source}'s (a copy taking the epochs of the log it replaces); written by the next flush. */
+    void replaceEpochs(List<EpochEntry> source) {
+        synchronized (lock) {
+            epochCache.replaceWith(source);
+        }
+    }
+
+    /**
+     * Takes over the files of {@code copy}, a flushed copy of this log in another log directory that
+     * the caller has just renamed to {@code newDir} (the move's commit): from now on this log reads and
+     * writes there. Its own directory, already renamed to {@code oldDirRenamed}, is returned as its
+     * segments, which the caller deletes after {@code file.delete.delay.ms} so that in-flight reads of
+     * them complete. Nothing a reader or writer sees changes: offsets, high watermark, producer state
+     * and leader epochs in memory are this log's own (the copy holds the same batches); the copy
+     * object is closed without touching the files. The caller holds this log's lock.
+     *
+     * @throws IllegalStateException the copy does not hold exactly this log's offsets
+     * @throws IOException           the new directory cannot be listed (nothing changed)
+     */
+    LogSegments adoptMovedCopy(PartitionLog copy, File newDir, File oldDirRenamed) throws IOException {
+        synchronized (lock) {
+            ensureOpen();
+            LogEnd copyEnd;
+            synchronized (copy.lock) {
+                copyEnd = copy.logEnd;
+                if (copyEnd.offset() != logEnd.offset() || copy.logStartOffset != logStartOffset || copy.closed
+                        || copy.recoveryPoint != copyEnd.offset()) {
+                    throw new IllegalStateException("the copy of " + topicPartition + " " + copy + " is not a flushed copy of "
+                            + this);
+                }
+                copy.closed = true; // its segments are this log's now
+            }
+            producerStateManager.relocate(newDir); // first: it may fail, and changes nothing if it does
+            epochCache.relocate(newDir);
+            LogSegments old = segments;
+            LogSegments moved = copyEnd.segments();
+            moved.updateParentDir(newDir);
+            old.updateParentDir(oldDirRenamed);
+            dir = newDir;
+            segments = moved;
+            logEnd = new LogEnd(copyEnd.offset(), copyEnd.segmentBaseOffset(), copyEnd.position(), moved);
+            recoveryPoint = copyEnd.offset();
+            directoryDirty = false;
+            parentDirectoryDirty = false;
+            lastFlushMs = time.milliseconds();
+            return old;
+        }
+    }
+
+    /**
+     * Takes this log offline after a move failed past its commit point: which directory holds the
+     * replica is decided by the next start (see {@link ReplicaMove}), and until then nothing may be
+     * acknowledged that the other copy could lack.
+     */
+    KafkaStorageException failMove(String message, Throwable cause) {
+        synchronized (lock) {
+            return goOffline(message, cause);
+        }
     }
 
     // ---------------------------------------------------------------- configuration and lifecycle

@@ -49,7 +49,7 @@ import java.util.TreeMap;
 final class ProducerStateManager {
     private static final Logger LOG = LoggerFactory.getLogger(ProducerStateManager.class);
 
-    private final File dir;
+    private File dir; // replaced when the replica moves to another log directory
     private final TopicPartition topicPartition;
     private final ProducerStateTable table;
     /** Snapshot files by offset. */
@@ -74,6 +74,27 @@ final class ProducerStateManager {
         if (files == null) {
             throw new IOException("cannot list " + dir);
         }
+        for (File f : files) {
+            OptionalLong offset = LogFileNames.baseOffsetOf(f.getName(), LogFileNames.SNAPSHOT_SUFFIX);
+            if (offset.isPresent()) {
+                snapshots.put(offset.getAsLong(), f);
+            }
+        }
+    }
+
+    /**
+     * The replica moved: its snapshot files are now those of {@code newDir} (written by the copy from
+     * the same batches, and fsynced before the move committed). The table in memory stays as it is.
+     */
+    void relocate(File newDir) throws IOException {
+        File[] files = newDir.listFiles();
+        if (files == null) {
+            throw new IOException("cannot list " + newDir);
+        }
+        dir = newDir;
+        snapshots.clear();
+        unsynced.clear();
+        snapshotOfTable = -1;
         for (File f : files) {
             OptionalLong offset = LogFileNames.baseOffsetOf(f.getName(), LogFileNames.SNAPSHOT_SUFFIX);
             if (offset.isPresent()) {

@@ -130,7 +130,12 @@ class AclAuthorizerTest {
     }
 
     private KafkaConsumer<byte[], byte[]> consumer(String name, String group) {
+        return consumer(name, group, Map.of());
+    }
+
+    private KafkaConsumer<byte[], byte[]> consumer(String name, String group, Map<String, Object> overrides) {
         Map<String, Object> p = user(name);
+        p.putAll(overrides);
         p.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap());
         p.put(ConsumerConfig.GROUP_ID_CONFIG, group);
         p.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
@@ -216,6 +221,10 @@ class AclAuthorizerTest {
         KafkaConsumer<byte[], byte[]> otherGroup = consumer("alice", "other");
         otherGroup.subscribe(List.of("orders"));
         fails(() -> otherGroup.poll(Duration.ofSeconds(5)), GroupAuthorizationException.class);
+        // ... under the KIP-848 consumer protocol too (ConsumerGroupHeartbeat needs Read on the group)
+        KafkaConsumer<byte[], byte[]> otherGroup848 = consumer("alice", "other", Map.of(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer"));
+        otherGroup848.subscribe(List.of("orders"));
+        fails(() -> otherGroup848.poll(Duration.ofSeconds(5)), GroupAuthorizationException.class);
         // bob may see payments but write nowhere: an idempotent producer cannot even start (no IDEMPOTENT_WRITE)
         admin.createAcls(List.of(new AclBinding(new ResourcePattern(ResourceType.TOPIC, "payments", PatternType.LITERAL),
                 new AccessControlEntry("User:bob", "*", AclOperation.DESCRIBE, AclPermissionType.ALLOW)))).all().get(15, TimeUnit.SECONDS);

@@ -234,6 +234,110 @@ class ClusterLeadershipTest {
     }
 
     /**
+     * A KIP-848 group outlives its coordinator: two stock consumers ({@code group.protocol=consumer})
+     * share a topic; the coordinator is killed; the node that takes over its {@code __consumer_offsets}
+     * partition replays the group's records and knows both members with their epochs and partitions,
+     * so they go on without a rebalance: the same group epoch, the same assignment, no partition revoked
+     * or lost, and every record produced meanwhile consumed.
+     */
+    @Test
+    void aConsumerGroupKeepsItsMembersAndAssignmentWhenItsCoordinatorDies() throws Exception {
+        Map<String, String> groups = Map.of(
+                "group.consumer.min.heartbeat.interval.ms", "500", "group.consumer.heartbeat.interval.ms", "500",
+                "group.consumer.min.session.timeout.ms", "10000", "group.consumer.session.timeout.ms", "10000");
+        try (TestCluster cluster = TestCluster.start(dir, 3, groups); Admin admin = cluster.admin()) {
+            admin.createTopics(List.of(new NewTopic("k", 6, (short) 3))).all().get(30, TimeUnit.SECONDS);
+            Map<String, Object> cfg = new HashMap<>();
+            cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+            cfg.put(ConsumerConfig.GROUP_ID_CONFIG, "kg");
+            cfg.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+            cfg.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
+            cfg.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+            ConcurrentLinkedQueue<String> consumed = new ConcurrentLinkedQueue<>();
+            ConcurrentLinkedQueue<String> taken = new ConcurrentLinkedQueue<>();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<Thread> members = new ArrayList<>();
+            for (String name : List.of("m1", "m2")) {
+                Thread t = new Thread(() -> {
+                    Map<String, Object> own = new HashMap<>(cfg);
+                    own.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
+                    try (KafkaConsumer<String, String> c = new KafkaConsumer<>(own, new StringDeserializer(), new StringDeserializer())) {
+                        c.subscribe(List.of("k"), new org.apache.kafka.clients.consumer.ConsumerRebalanceListener() {
+                            @Override
+                            public void onPartitionsRevoked(java.util.Collection<TopicPartition> partitions) {
+                                if (!partitions.isEmpty()) {
+                                    taken.add(name + " revoked " + partitions + " at " + System.currentTimeMillis());
+                                }
+                            }
+
+                            @Override
+                            public void onPartitionsAssigned(java.util.Collection<TopicPartition> partitions) {
+                            }
+
+                            @Override
+                            public void onPartitionsLost(java.util.Collection<TopicPartition> partitions) {
+                                taken.add(name + " lost " + partitions + " at " + System.currentTimeMillis());
+                            }
+                        });
+                        while (!stop.get()) {
+                            var records = c.poll(Duration.ofMillis(200));
+                            records.forEach(r -> consumed.add(r.value()));
+                            if (!records.isEmpty()) {
+                                try {
+                                    c.commitSync(Duration.ofSeconds(30));
+                                } catch (RuntimeException e) {
+                                    // a commit during the failover may fail; the next one carries it
+                                }
+                            }
+                        }
+                    }
+                }, "member-" + name);
+                t.setDaemon(true);
+                t.start();
+                members.add(t);
+            }
+            try {
+                await().atMost(Duration.ofSeconds(60)).ignoreExceptions().untilAsserted(() -> {
+                    var d = admin.describeConsumerGroups(List.of("kg")).all().get(10, TimeUnit.SECONDS).get("kg");
+                    assertThat(d.groupState()).isEqualTo(org.apache.kafka.common.GroupState.STABLE);
+                    assertThat(d.members()).hasSize(2).allSatisfy(m ->
+                            assertThat(m.assignment().topicPartitions()).hasSize(3));
+                });
+                taken.clear(); // the two joins may have moved partitions; from here on nothing may move
+                var before = admin.describeConsumerGroups(List.of("kg")).all().get(10, TimeUnit.SECONDS).get("kg");
+                Map<String, Set<TopicPartition>> assignment = new HashMap<>();
+                before.members().forEach(m -> assignment.put(m.consumerId(), m.assignment().topicPartitions()));
+                int coordinator = before.coordinator().id();
+                List<String> acked = new ArrayList<>();
+                try (KafkaProducer<String, String> p = cluster.producer(Map.of())) {
+                    for (int i = 0; i < 60; i++) {
+                        p.send(new ProducerRecord<>("k", i % 6, null, "before-" + i)).get(30, TimeUnit.SECONDS);
+                        acked.add("before-" + i);
+                    }
+                    cluster.node(coordinator).kill();
+                    for (int i = 0; i < 60; i++) {
+                        p.send(new ProducerRecord<>("k", i % 6, null, "after-" + i)).get(60, TimeUnit.SECONDS);
+                        acked.add("after-" + i);
+                    }
+                }
+                await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(Set.copyOf(consumed)).containsAll(acked));
+                var after = admin.describeConsumerGroups(List.of("kg")).all().get(30, TimeUnit.SECONDS).get("kg");
+                assertThat(after.coordinator().id()).as("a new coordinator").isNotEqualTo(coordinator);
+                assertThat(after.groupEpoch()).as("no new group epoch: nobody left or joined").isEqualTo(before.groupEpoch());
+                Map<String, Set<TopicPartition>> now = new HashMap<>();
+                after.members().forEach(m -> now.put(m.consumerId(), m.assignment().topicPartitions()));
+                assertThat(now).as("the same members with the same partitions").isEqualTo(assignment);
+                assertThat(taken).as("no partition revoked or lost across the failover").isEmpty();
+            } finally {
+                stop.set(true);
+                for (Thread t : members) {
+                    t.join(30_000);
+                }
+            }
+        }
+    }
+
+    /**
      * A topic deleted and created again under the same name while a replica's node was down: the node's
      * old log (same name, same offsets, same leader epoch) must not pass for the new topic's. Once it
      * leads, readers see exactly the new topic's records.

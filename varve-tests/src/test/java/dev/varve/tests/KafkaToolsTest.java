@@ -324,12 +324,15 @@ class KafkaToolsTest {
 
     /**
      * kafka-consumer-groups: --list, --describe (offsets and lag; --members; --state) of a group with
-     * one live member, --reset-offsets refused while it is active and applied once it left, --delete.
+     * one live member, --reset-offsets refused while it is active and applied once it left, --delete;
+     * for a classic group and a KIP-848 consumer group.
      */
-    @Test
-    void kafkaConsumerGroupsListsDescribesResetsAndDeletes() throws Exception {
-        String topic = TestBroker.unique("tools-groups");
-        String group = TestBroker.unique("tools-group");
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"classic", "consumer"})
+    void kafkaConsumerGroupsListsDescribesResetsAndDeletes(String protocol) throws Exception {
+        boolean kip848 = protocol.equals("consumer");
+        String topic = TestBroker.unique("tools-groups-" + protocol);
+        String group = TestBroker.unique("tools-group-" + protocol);
         RecordFixture fixture = new RecordFixture(topic, 3, 6, System.currentTimeMillis() - 60_000);
         Clients.createTopic(bootstrap, topic, 3, Map.of());
         try (KafkaProducer<byte[], byte[]> producer = Clients.producer(bootstrap, Map.of())) {
@@ -339,7 +342,8 @@ class KafkaToolsTest {
         TopicPartition p1 = fixture.tp(1);
         TopicPartition p2 = fixture.tp(2);
         try (KafkaConsumer<byte[], byte[]> member = new KafkaConsumer<>(GroupMember.config(bootstrap, group,
-                "tools-member", Map.of(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000)))) {
+                "tools-member", Map.of(ConsumerConfig.MAX_POLL_INTERVAL_MS_CONFIG, 300_000,
+                        ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol)))) {
             member.subscribe(List.of(topic));
             long deadline = System.currentTimeMillis() + 30_000;
             while (member.assignment().size() < 3) {
@@ -365,13 +369,14 @@ class KafkaToolsTest {
 
             KafkaTool.Result members = consumerGroups("--describe", "--group", group, "--members", "--verbose");
             assertThat(members.exitCode()).as(members.toString()).isZero();
-            assertThat(rows(members, group)).as(members.toString()).containsExactly(
-                    List.of(group, memberId, "/127.0.0.1", "tools-member", "3", "-", topic + ":0,1,2", "-", "-"));
+            assertThat(rows(members, group)).as(members.toString()).containsExactly(kip848
+                    ? List.of(group, memberId, "/127.0.0.1", "tools-member", "3", "1", topic + ":0,1,2", "1", topic + ":0,1,2")
+                    : List.of(group, memberId, "/127.0.0.1", "tools-member", "3", "-", topic + ":0,1,2", "-", "-"));
 
             KafkaTool.Result state = consumerGroups("--describe", "--group", group, "--state");
             assertThat(state.exitCode()).as(state.toString()).isZero();
             assertThat(rows(state, group)).as(state.toString()).containsExactly(
-                    List.of(group, bootstrap, "(1)", "range", "Stable", "1"));
+                    List.of(group, bootstrap, "(1)", kip848 ? "uniform" : "range", "Stable", "1"));
 
             // Offsets of an active group cannot be reset.
             KafkaTool.Result refused = consumerGroups("--reset-offsets", "--group", group, "--topic", topic,

@@ -67,10 +67,30 @@ class MetadataQuorumToolsTest {
             assertThat(features.stdout()).containsPattern("Feature: metadata.version\\s+SupportedMinVersion: 3.3-IV3\\s+"
                             + "SupportedMaxVersion: 4.4-IV2\\s+FinalizedVersionLevel: 4.4-IV2")
                     .containsPattern("Feature: transaction.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 2\\s+FinalizedVersionLevel: 2")
-                    .containsPattern("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 0\\s+FinalizedVersionLevel: 0");
+                    .containsPattern("Feature: group.version\\s+SupportedMinVersion: 0\\s+SupportedMaxVersion: 1\\s+FinalizedVersionLevel: 1");
             FeatureMetadata fm = admin.describeFeatures().featureMetadata().get(30, TimeUnit.SECONDS);
             assertThat(fm.finalizedFeatures().get("metadata.version").maxVersionLevel()).isEqualTo((short) 33);
-            assertThat(fm.finalizedFeatures()).doesNotContainKey("group.version");
+            assertThat(fm.finalizedFeatures().get("group.version").maxVersionLevel())
+                    .as("the KIP-848 consumer group protocol is on").isEqualTo((short) 1);
+
+            // kafka-features changes a level cluster-wide: the controller commits it, every broker announces it
+            KafkaTool.Result downgrade = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "downgrade", "--feature", "transaction.version=1"));
+            assertThat(downgrade.exitCode()).as(downgrade.toString()).isZero();
+            KafkaTool.Result refused = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "upgrade", "--feature", "metadata.version=20"));
+            assertThat(refused.exitCode()).as(refused.toString()).isNotZero();
+            for (var node : cluster.nodes()) {
+                try (org.apache.kafka.clients.admin.Admin one = org.apache.kafka.clients.admin.Admin.create(
+                        Map.of("bootstrap.servers", node.bootstrap()))) {
+                    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(one.describeFeatures()
+                            .featureMetadata().get(10, TimeUnit.SECONDS).finalizedFeatures().get("transaction.version")
+                            .maxVersionLevel()).as("node %d", node.id).isEqualTo((short) 1));
+                }
+            }
+            KafkaTool.Result upgrade = KafkaTool.run(dir, FEATURE_COMMAND, List.of("--bootstrap-server", bootstrap,
+                    "upgrade", "--feature", "transaction.version=2"));
+            assertThat(upgrade.exitCode()).as(upgrade.toString()).isZero();
 
             // the quorum's leader dies: another voter leads in a later epoch, and reports the dead one lagging
             cluster.node(leader).kill();

@@ -156,6 +156,10 @@ public final class TestCluster implements AutoCloseable {
     }
 
     private final List<Node> nodes = new ArrayList<>();
+    /** Controllers started later, outside the initial voters (KIP-853 observers); not in the bootstrap lists. */
+    private final List<Node> extraControllers = new ArrayList<>();
+    /** The controller.quorum.voters every node was given (the cluster's initial voters). */
+    private String voters;
     private final VirtualNetwork network;
     /** The client listener's name (and protocol, through Kafka's default map): PLAINTEXT unless set. */
     private String listener = "PLAINTEXT";
@@ -225,6 +229,8 @@ public final class TestCluster implements AutoCloseable {
                 voterList.append(i == 0 ? "" : ",").append(i + 1).append('@').append(host(network, i + 1))
                         .append(':').append(ports.get(2 * i + 1));
             }
+            c.voters = voterList.toString();
+            c.extra = Map.copyOf(extra);
             for (int i = 0; i < n; i++) {
                 int id = i + 1;
                 Path nodeDir = dir.resolve("node-" + id);
@@ -264,6 +270,46 @@ public final class TestCluster implements AutoCloseable {
 
     public List<Node> nodes() {
         return nodes;
+    }
+
+    /** The settings every node of this cluster was started with on top of its own. */
+    private Map<String, String> extra = Map.of();
+
+    /**
+     * Writes the config of a controller-only node {@code id} outside the initial voters (the same
+     * {@code controller.quorum.voters}, its own CONTROLLER listener: KIP-853's new controller) and starts it;
+     * it observes the quorum until {@code kafka-metadata-quorum.sh add-controller} makes it a voter. It is
+     * not in the clients' bootstrap lists.
+     */
+    public Node startController(Path dir, int id) throws Exception {
+        if (network != null) {
+            throw new IllegalStateException("extra controllers run on loopback only");
+        }
+        List<Integer> ports = freePorts(2);
+        Path nodeDir = dir.resolve("node-" + id);
+        Files.createDirectories(nodeDir);
+        Node node = new Node(id, host(null, id), ports.get(0), ports.get(1), nodeDir);
+        Map<String, String> cfg = new TreeMap<>();
+        cfg.put("node.id", Integer.toString(id));
+        cfg.put("process.roles", "controller");
+        cfg.put("controller.quorum.voters", voters);
+        cfg.put("controller.listener.names", "CONTROLLER");
+        cfg.put("listeners", listener + "://" + node.host + ":" + node.port + ",CONTROLLER://" + node.host + ":" + node.raftPort);
+        cfg.put("log.dirs", nodeDir.resolve("data").toAbsolutePath().toString());
+        cfg.put("varve.admin.listener", node.host + ":0");
+        cfg.putAll(FAST);
+        cfg.putAll(extra);
+        StringBuilder text = new StringBuilder();
+        cfg.forEach((k, v) -> text.append(k).append('=').append(v).append('\n'));
+        Files.writeString(node.config, text, StandardCharsets.UTF_8);
+        extraControllers.add(node);
+        node.start();
+        return node;
+    }
+
+    /** The config file a node was started with (kafka-metadata-quorum.sh add-controller reads it). */
+    public static Path configOf(Node node) {
+        return node.config;
     }
 
     public Node node(int id) {
@@ -419,7 +465,9 @@ public final class TestCluster implements AutoCloseable {
 
     public String logs() {
         StringBuilder b = new StringBuilder();
-        for (Node n : nodes) {
+        List<Node> all = new ArrayList<>(nodes);
+        all.addAll(extraControllers);
+        for (Node n : all) {
             try {
                 b.append(n.log()).append('\n');
             } catch (UncheckedIOException e) {
@@ -463,13 +511,18 @@ public final class TestCluster implements AutoCloseable {
     /** Stops every node and keeps their logs under target/cluster-logs/ for a failed test's post-mortem. */
     @Override
     public void close() {
+        for (Node n : extraControllers) {
+            n.close();
+        }
         for (Node n : nodes) {
             n.close();
         }
         try {
             Path keep = Path.of("target", "cluster-logs", String.valueOf(System.currentTimeMillis()));
             Files.createDirectories(keep);
-            for (Node n : nodes) {
+            List<Node> all = new ArrayList<>(nodes);
+            all.addAll(extraControllers);
+            for (Node n : all) {
                 if (Files.exists(n.log)) {
                     Files.copy(n.log, keep.resolve("node-" + n.id + ".log"));
                 }

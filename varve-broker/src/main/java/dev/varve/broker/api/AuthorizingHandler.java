@@ -138,19 +138,24 @@ public final class AuthorizingHandler implements ApiHandler {
             case JOIN_GROUP -> group(ctx, AclOperation.READ, ((JoinGroupRequest) request).data().groupId());
             case SYNC_GROUP -> group(ctx, AclOperation.READ, ((SyncGroupRequest) request).data().groupId());
             case HEARTBEAT -> group(ctx, AclOperation.READ, ((HeartbeatRequest) request).data().groupId());
-            case CONSUMER_GROUP_HEARTBEAT -> {
-                var d = ((org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest) request).data();
-                ApiException e = group(ctx, AclOperation.READ, d.groupId());
-                if (e == null && d.subscribedTopicNames() != null) {
-                    for (String topic : d.subscribedTopicNames()) {
-                        if (!auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)) {
-                            e = new org.apache.kafka.common.errors.TopicAuthorizationException(
-                                    "Not authorized to describe topic " + topic);
-                            break;
-                        }
-                    }
+            case DESCRIBE_SHARE_GROUP_OFFSETS -> {
+                ApiException e = null;
+                for (var g : ((org.apache.kafka.common.requests.DescribeShareGroupOffsetsRequest) request).data().groups()) {
+                    e = e != null ? e : group(ctx, AclOperation.DESCRIBE, g.groupId());
                 }
                 yield e;
+            }
+            case ALTER_SHARE_GROUP_OFFSETS -> group(ctx, AclOperation.READ,
+                    ((org.apache.kafka.common.requests.AlterShareGroupOffsetsRequest) request).data().groupId());
+            case DELETE_SHARE_GROUP_OFFSETS -> group(ctx, AclOperation.DELETE,
+                    ((org.apache.kafka.common.requests.DeleteShareGroupOffsetsRequest) request).data().groupId());
+            case SHARE_GROUP_HEARTBEAT -> {
+                var d = ((org.apache.kafka.common.requests.ShareGroupHeartbeatRequest) request).data();
+                yield readGroupDescribeTopics(ctx, d.groupId(), d.subscribedTopicNames());
+            }
+            case CONSUMER_GROUP_HEARTBEAT -> {
+                var d = ((org.apache.kafka.common.requests.ConsumerGroupHeartbeatRequest) request).data();
+                yield readGroupDescribeTopics(ctx, d.groupId(), d.subscribedTopicNames());
             }
             case LEAVE_GROUP -> group(ctx, AclOperation.READ, ((LeaveGroupRequest) request).data().groupId());
             case OFFSET_COMMIT -> group(ctx, AclOperation.READ, ((OffsetCommitRequest) request).data().groupId());
@@ -189,12 +194,25 @@ public final class AuthorizingHandler implements ApiHandler {
             case WRITE_TXN_MARKERS -> cluster(ctx, AclOperation.CLUSTER_ACTION);
             case DESCRIBE_CLIENT_QUOTAS -> cluster(ctx, AclOperation.DESCRIBE_CONFIGS);
             case ALTER_CLIENT_QUOTAS -> cluster(ctx, AclOperation.ALTER_CONFIGS);
-            case ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, CREATE_ACLS, DELETE_ACLS, ALTER_USER_SCRAM_CREDENTIALS ->
-                    cluster(ctx, AclOperation.ALTER);
+            case ELECT_LEADERS, ALTER_PARTITION_REASSIGNMENTS, CREATE_ACLS, DELETE_ACLS, ALTER_USER_SCRAM_CREDENTIALS,
+                 ADD_RAFT_VOTER, REMOVE_RAFT_VOTER, UPDATE_FEATURES, ALTER_REPLICA_LOG_DIRS -> cluster(ctx, AclOperation.ALTER);
             case LIST_PARTITION_REASSIGNMENTS, DESCRIBE_ACLS, DESCRIBE_USER_SCRAM_CREDENTIALS, DESCRIBE_LOG_DIRS, DESCRIBE_QUORUM ->
                     cluster(ctx, AclOperation.DESCRIBE);
             default -> null;
         };
+    }
+
+    /** Read on the group, and Describe on each topic subscribed by name (the group heartbeats of KIP-848 and KIP-932). */
+    private ApiException readGroupDescribeTopics(RequestContext ctx, String groupId, java.util.List<String> topics) {
+        ApiException e = group(ctx, AclOperation.READ, groupId);
+        if (e == null && topics != null) {
+            for (String topic : topics) {
+                if (!broker.authorizer().authorize(ctx, AclOperation.DESCRIBE, ResourceType.TOPIC, topic)) {
+                    return new org.apache.kafka.common.errors.TopicAuthorizationException("Not authorized to describe topic " + topic);
+                }
+            }
+        }
+        return e;
     }
 
     private ApiException group(RequestContext ctx, AclOperation op, String groupId) {
@@ -234,6 +252,7 @@ public final class AuthorizingHandler implements ApiHandler {
             case DESCRIBE_GROUPS -> describeGroups(ctx, (DescribeGroupsRequest) request);
             case CONSUMER_GROUP_DESCRIBE -> consumerGroupDescribe(ctx,
                     (org.apache.kafka.common.requests.ConsumerGroupDescribeRequest) request);
+            case SHARE_GROUP_DESCRIBE -> shareGroupDescribe(ctx, (org.apache.kafka.common.requests.ShareGroupDescribeRequest) request);
             case LIST_GROUPS -> broker.authorizer().authorizeCluster(ctx, AclOperation.DESCRIBE) ? null
                     : new Split(request, response -> {
                         // without DESCRIBE on the cluster, the groups the principal may describe
@@ -499,6 +518,32 @@ public final class AuthorizingHandler implements ApiHandler {
                                     .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
                                     .setErrorMessage("Not authorized to describe group " + g)));
                     return new org.apache.kafka.common.requests.ConsumerGroupDescribeResponse(out);
+                });
+    }
+
+    private Split shareGroupDescribe(RequestContext ctx, org.apache.kafka.common.requests.ShareGroupDescribeRequest request) {
+        AclAuthorizer auth = broker.authorizer();
+        var allowed = request.data().duplicate();
+        allowed.groupIds().clear();
+        List<String> refused = new ArrayList<>();
+        for (String g : request.data().groupIds()) {
+            (auth.authorize(ctx, AclOperation.DESCRIBE, ResourceType.GROUP, g) ? allowed.groupIds() : refused).add(g);
+        }
+        boolean operations = request.data().includeAuthorizedOperations();
+        return new Split(allowed.groupIds().isEmpty() ? null
+                : new org.apache.kafka.common.requests.ShareGroupDescribeRequest.Builder(allowed).build(request.version()),
+                response -> {
+                    var out = response == null ? new org.apache.kafka.common.message.ShareGroupDescribeResponseData()
+                            : ((org.apache.kafka.common.requests.ShareGroupDescribeResponse) response).data();
+                    if (operations) {
+                        out.groups().forEach(g -> g.setAuthorizedOperations(auth.authorizedOperations(ctx, ResourceType.GROUP,
+                                g.groupId(), AclAuthorizer.GROUP_OPERATIONS)));
+                    }
+                    refused.forEach(g -> out.groups().add(
+                            new org.apache.kafka.common.message.ShareGroupDescribeResponseData.DescribedGroup().setGroupId(g)
+                                    .setErrorCode(Errors.GROUP_AUTHORIZATION_FAILED.code())
+                                    .setErrorMessage("Not authorized to describe group " + g)));
+                    return new org.apache.kafka.common.requests.ShareGroupDescribeResponse(out);
                 });
     }
 

@@ -30,13 +30,17 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * DescribeLogDirs: every configured log directory (absolute path) with its partitions — size of
- * all segment files, offset lag 0 (on a single node the high watermark is the log end), never a
- * future replica — and (v4+) the total and usable bytes of the volume it is on. Only partitions of
- * topics that still exist are listed; with a topic filter only the partitions asked for.
+ * all segment files, offset lag 0 (Kafka's max(high watermark - log end, 0), which is 0 on a leader
+ * and a follower alike) — and (v4+) the total and usable bytes of the volume it is on. A replica
+ * moving to another directory (AlterReplicaLogDirs) is also listed there as a future replica
+ * ({@code isFuture}) with its copy's size and how many offsets the copy is behind the replica, as
+ * Kafka does; {@code Admin.describeReplicaLogDirs} is built from this. Only partitions of topics that
+ * still exist are listed; with a topic filter only the partitions asked for.
  *
- * <p>A directory gets KAFKA_STORAGE_ERROR when it is missing or not a writable directory, or when
- * it holds a partition the log manager could not load (offline); its healthy partitions are still
- * listed, so an operator sees both. Cordoning (v5) does not exist in Varve: never cordoned.
+ * <p>A directory gets KAFKA_STORAGE_ERROR when it is missing or not a writable directory, when a
+ * write to it failed since start-up (the log manager's failed directories), or when it holds a
+ * partition the log manager could not load (offline); its healthy partitions are still listed, so
+ * an operator sees both. Cordoning (v5) does not exist in Varve: never cordoned.
  */
 public final class DescribeLogDirsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -58,27 +62,31 @@ public final class DescribeLogDirsHandler extends AllVersionsHandler {
                 }
             }
         }
-        Set<TopicPartition> offline = broker.replicaManager().logManager().offlinePartitions();
-        Iterable<PartitionLog> logs = broker.replicaManager().logManager().allLogs();
+        dev.varve.storage.LogManager logManager = broker.replicaManager().logManager();
+        Set<TopicPartition> offline = logManager.offlinePartitions();
+        Iterable<PartitionLog> logs = logManager.allLogs();
+        List<dev.varve.storage.LogManager.FutureReplica> futures = logManager.futureReplicas();
+        Set<String> failed = logManager.failedLogDirs();
         DescribeLogDirsResponseData response = new DescribeLogDirsResponseData().setErrorCode(Errors.NONE.code());
         for (File dir : broker.config().logDirs()) {
-            response.results().add(describe(dir, logs, offline, wanted));
+            response.results().add(describe(dir, logs, futures, failed, offline, wanted));
         }
         return CompletableFuture.completedFuture(new DescribeLogDirsResponse(response));
     }
 
-    private DescribeLogDirsResult describe(File dir, Iterable<PartitionLog> logs, Set<TopicPartition> offline,
-                                           Set<TopicPartition> wanted) {
+    private DescribeLogDirsResult describe(File dir, Iterable<PartitionLog> logs,
+                                           List<dev.varve.storage.LogManager.FutureReplica> futures, Set<String> failed,
+                                           Set<TopicPartition> offline, Set<TopicPartition> wanted) {
         Path path = dir.toPath().toAbsolutePath().normalize();
         File absolute = path.toFile();
-        boolean healthy = absolute.isDirectory() && absolute.canWrite();
+        boolean healthy = absolute.isDirectory() && absolute.canWrite() && !failed.contains(dir.getAbsolutePath());
         for (TopicPartition tp : offline) {
             if (new File(absolute, LogFileNames.dirName(tp)).exists()) {
                 healthy = false;
             }
         }
-        // Topic name -> partition index -> size, sorted for a stable answer.
-        Map<String, Map<Integer, Long>> sizes = new TreeMap<>();
+        // Topic name -> partition index -> its entries (the replica, a future replica), sorted for a stable answer.
+        Map<String, Map<Integer, List<DescribeLogDirsPartition>>> entries = new TreeMap<>();
         for (PartitionLog log : logs) {
             TopicPartition tp = log.topicPartition();
             if (!log.dir().getParentFile().toPath().toAbsolutePath().normalize().equals(path)
@@ -93,7 +101,20 @@ public final class DescribeLogDirsHandler extends AllVersionsHandler {
                 // Deleted or closed meanwhile.
                 continue;
             }
-            sizes.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).put(tp.partition(), size);
+            entries.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).computeIfAbsent(tp.partition(), p -> new ArrayList<>())
+                    .add(new DescribeLogDirsPartition().setPartitionIndex(tp.partition()).setPartitionSize(size)
+                            .setOffsetLag(0).setIsFutureKey(false));
+        }
+        for (dev.varve.storage.LogManager.FutureReplica f : futures) {
+            TopicPartition tp = f.topicPartition();
+            if (!f.logDir().toPath().toAbsolutePath().normalize().equals(path)
+                    || (wanted != null && !wanted.contains(tp))
+                    || !exists(tp)) {
+                continue;
+            }
+            entries.computeIfAbsent(tp.topic(), t -> new TreeMap<>()).computeIfAbsent(tp.partition(), p -> new ArrayList<>())
+                    .add(new DescribeLogDirsPartition().setPartitionIndex(tp.partition()).setPartitionSize(f.sizeInBytes())
+                            .setOffsetLag(f.offsetLag()).setIsFutureKey(true));
         }
         DescribeLogDirsResult result = new DescribeLogDirsResult()
                 .setLogDir(absolute.getPath())
@@ -101,10 +122,9 @@ public final class DescribeLogDirsHandler extends AllVersionsHandler {
                 .setTotalBytes(absolute.exists() ? absolute.getTotalSpace() : DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES)
                 .setUsableBytes(absolute.exists() ? absolute.getUsableSpace() : DescribeLogDirsResponse.UNKNOWN_VOLUME_BYTES)
                 .setIsCordoned(false);
-        sizes.forEach((topic, partitions) -> {
+        entries.forEach((topic, partitions) -> {
             List<DescribeLogDirsPartition> ps = new ArrayList<>();
-            partitions.forEach((p, size) -> ps.add(new DescribeLogDirsPartition()
-                    .setPartitionIndex(p).setPartitionSize(size).setOffsetLag(0).setIsFutureKey(false)));
+            partitions.values().forEach(ps::addAll);
             result.topics().add(new DescribeLogDirsTopic().setName(topic).setPartitions(ps));
         });
         return result;

@@ -24,7 +24,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Cluster mode: a request that changes cluster metadata (CreateTopics, DeleteTopics, CreatePartitions,
  * AlterConfigs, IncrementalAlterConfigs, ElectLeaders, AlterPartitionReassignments, AlterUserScramCredentials, AlterClientQuotas, CreateAcls, DeleteAcls; also
- * ListPartitionReassignments, which the controller answers from its image) goes to the active controller as the client sent
+ * ListPartitionReassignments, which the controller answers from its image, and DescribeQuorum, AddRaftVoter and
+ * RemoveRaftVoter, which it answers from and with Raft) goes to the active controller as the client sent
  * it, at the client's version; the controller's answer goes back once this broker's own metadata image
  * includes the change, so the client's next Metadata request here sees it.
  */
@@ -45,8 +46,9 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
         if (controller == null) {
             return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.NotControllerException("starting up"));
         }
-        if (key == ApiKeys.DESCRIBE_QUORUM) {
-            // a read of the quorum's state: nothing for this broker's image to catch up with first
+        if (key == ApiKeys.DESCRIBE_QUORUM || key == ApiKeys.ADD_RAFT_VOTER || key == ApiKeys.REMOVE_RAFT_VOTER) {
+            // the quorum's state or membership (a Raft configuration change, answered once committed): no
+            // metadata for this broker's image to catch up with first
             return controller.send(key, version, request.data()).thenApply(reply -> wrap(key, version, reply.response()));
         }
         return controller.send(key, version, request.data())
@@ -60,6 +62,10 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
             case CREATE_TOPICS -> new CreateTopicsResponse((CreateTopicsResponseData) data);
             case DESCRIBE_QUORUM -> new org.apache.kafka.common.requests.DescribeQuorumResponse(
                     (org.apache.kafka.common.message.DescribeQuorumResponseData) data);
+            case ADD_RAFT_VOTER -> new org.apache.kafka.common.requests.AddRaftVoterResponse(
+                    (org.apache.kafka.common.message.AddRaftVoterResponseData) data);
+            case REMOVE_RAFT_VOTER -> new org.apache.kafka.common.requests.RemoveRaftVoterResponse(
+                    (org.apache.kafka.common.message.RemoveRaftVoterResponseData) data);
             case DELETE_TOPICS -> new DeleteTopicsResponse((DeleteTopicsResponseData) data);
             case CREATE_PARTITIONS -> new CreatePartitionsResponse((CreatePartitionsResponseData) data);
             case ALTER_CONFIGS -> new AlterConfigsResponse((AlterConfigsResponseData) data);
@@ -73,6 +79,8 @@ public final class ForwardToControllerHandler extends AllVersionsHandler {
                     (org.apache.kafka.common.message.AlterUserScramCredentialsResponseData) data);
             case ALTER_CLIENT_QUOTAS -> new org.apache.kafka.common.requests.AlterClientQuotasResponse(
                     (org.apache.kafka.common.message.AlterClientQuotasResponseData) data);
+            case UPDATE_FEATURES -> new org.apache.kafka.common.requests.UpdateFeaturesResponse(
+                    (org.apache.kafka.common.message.UpdateFeaturesResponseData) data);
             case CREATE_ACLS -> new org.apache.kafka.common.requests.CreateAclsResponse(
                     (org.apache.kafka.common.message.CreateAclsResponseData) data);
             case DELETE_ACLS -> new org.apache.kafka.common.requests.DeleteAclsResponse(

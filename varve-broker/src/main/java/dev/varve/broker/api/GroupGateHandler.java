@@ -40,7 +40,8 @@ public final class GroupGateHandler implements ApiHandler {
     public static boolean gates(ApiKeys key) {
         return switch (key) {
             case JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP, OFFSET_COMMIT, OFFSET_FETCH, OFFSET_DELETE,
-                 DESCRIBE_GROUPS, DELETE_GROUPS, TXN_OFFSET_COMMIT -> true;
+                 DESCRIBE_GROUPS, DELETE_GROUPS, TXN_OFFSET_COMMIT, CONSUMER_GROUP_HEARTBEAT, CONSUMER_GROUP_DESCRIBE,
+                 SHARE_GROUP_HEARTBEAT, SHARE_GROUP_DESCRIBE -> true;
             default -> false;
         };
     }
@@ -94,6 +95,14 @@ public final class GroupGateHandler implements ApiHandler {
             ids.addAll(d.groups());
         } else if (data instanceof DeleteGroupsRequestData d) {
             ids.addAll(d.groupsNames());
+        } else if (data instanceof org.apache.kafka.common.message.ConsumerGroupHeartbeatRequestData d) {
+            ids.add(d.groupId());
+        } else if (data instanceof org.apache.kafka.common.message.ConsumerGroupDescribeRequestData d) {
+            ids.addAll(d.groupIds());
+        } else if (data instanceof org.apache.kafka.common.message.ShareGroupHeartbeatRequestData d) {
+            ids.add(d.groupId());
+        } else if (data instanceof org.apache.kafka.common.message.ShareGroupDescribeRequestData d) {
+            ids.addAll(d.groupIds());
         }
         return ids;
     }

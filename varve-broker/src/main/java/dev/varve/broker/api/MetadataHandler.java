@@ -103,8 +103,8 @@ public final class MetadataHandler implements ApiHandler {
             boolean autoCreate = data.allowAutoTopicCreation() && broker.config().autoCreateTopics();
             boolean clusterCreate = autoCreate && auth.authorizeCluster(context, AclOperation.CREATE);
             for (MetadataRequestData.MetadataRequestTopic rt : data.topics()) {
-                String name = rt.name() != null ? rt.name()
-                        : rt.topicId() == null ? null : broker.topics().get(rt.topicId()).map(TopicInfo::name).orElse(null);
+                String name = !byId(rt) ? rt.name()
+                        : broker.topics().get(rt.topicId()).map(TopicInfo::name).orElse(null);
                 if (name != null && !describable(context, name)) {
                     // asked for by name or id, not the principal's to describe: Kafka's answer, the name kept
                     // only when the client sent it
@@ -142,8 +142,16 @@ public final class MetadataHandler implements ApiHandler {
         return broker.authorizer().authorize(context, AclOperation.DESCRIBE, ResourceType.TOPIC, topic);
     }
 
+    /**
+     * A topic asked for by id (v12+): the Java client sends an empty name with the id (the consumer of
+     * KIP-848 resolves the ids of its assignment this way), others a null name.
+     */
+    private static boolean byId(MetadataRequestData.MetadataRequestTopic rt) {
+        return rt.name() == null || (rt.name().isEmpty() && rt.topicId() != null && !Uuid.ZERO_UUID.equals(rt.topicId()));
+    }
+
     private MetadataResponseData.MetadataResponseTopic lookup(MetadataRequestData.MetadataRequestTopic rt, boolean autoCreate, short version) {
-        if (rt.name() == null) {
+        if (byId(rt)) {
             Uuid id = rt.topicId();
             Optional<TopicInfo> t = id == null ? Optional.empty() : broker.topics().get(id);
             return t.map(x -> describe(x, version)).orElseGet(() -> new MetadataResponseData.MetadataResponseTopic()

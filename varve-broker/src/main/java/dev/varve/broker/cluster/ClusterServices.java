@@ -7,6 +7,7 @@ import dev.varve.broker.WheelTimer;
 import dev.varve.metadata.ControllerConfig;
 import dev.varve.metadata.ControllerLogic;
 import dev.varve.metadata.MetadataImage;
+import dev.varve.metadata.MetadataRecord;
 import dev.varve.metadata.TopicImage;
 import dev.varve.metadata.quorum.ControllerClient;
 import dev.varve.metadata.quorum.MetadataLoader;
@@ -67,6 +68,8 @@ public final class ClusterServices implements AutoCloseable {
     private final BrokerLifecycle lifecycle;
     private final MetadataQuorum quorum;
     private final MetadataFollower follower;
+    /** Tells the active controller who this controller is (KIP-853); null on a broker-only node. */
+    private ControllerAnnouncer announcer;
 
     /**
      * The cluster id every node derives from the voters (same voters, same id), in Kafka's Uuid form.
@@ -85,7 +88,7 @@ public final class ClusterServices implements AutoCloseable {
      *                            before the first image arrives)
      */
     public ClusterServices(BrokerConfig config, dev.varve.broker.security.ListenerSecurity security, String clusterId,
-                           BrokerContext context, LogManager logManager,
+                           Uuid directoryId, BrokerContext context, LogManager logManager,
                            List<BrokerConfig.Endpoint> advertised,
                            List<ClusterReplicaManager.LeadershipListener> leadershipListeners, WheelTimer timer)
             throws IOException {
@@ -94,14 +97,20 @@ public final class ClusterServices implements AutoCloseable {
         this.replicaPublisher = new MetadataPublisher("varve-replica-publisher-" + config.nodeId());
         Map<Integer, InetSocketAddress> voters = config.quorumVoters();
         boolean voter = voters.containsKey(config.nodeId());
+        // a controller outside the initial voters is an observer of the quorum until AddRaftVoter (KIP-853)
+        boolean observer = !voter && config.processRoles().contains("controller");
         File firstDir = config.logDirs().get(0);
         long electionMs = config.longValue(BrokerConfig.CONTROLLER_QUORUM_ELECTION_TIMEOUT_MS);
-        QuorumConfig qc = !voter ? null : QuorumConfig.builder(config.nodeId(), voters,
+        QuorumConfig.Builder qb = !voter && !observer ? null : QuorumConfig.builder(config.nodeId(), voters,
                         new File(firstDir, "__cluster_metadata").toPath())
                 .clusterId(clusterId)
                 .electionTimeoutMs(electionMs, 2 * electionMs)
-                .tls(security.quorumTls())
-                .build();
+                .tls(security.quorumTls());
+        if (observer) {
+            BrokerConfig.Endpoint raft = config.controllerListener().orElseThrow();
+            qb.observerAddress(InetSocketAddress.createUnresolved(raft.host(), raft.port()));
+        }
+        QuorumConfig qc = qb == null ? null : qb.build();
 
         TopicRegistry topics = context.topics();
         // The broker's components follow the image on the publisher's thread, never on the quorum's apply
@@ -110,7 +119,8 @@ public final class ClusterServices implements AutoCloseable {
         // 1. the topic registry (and log configs) follow the image
         publisher.addListener((previous, next) -> publishTopics(context, logManager, previous, next));
         // 2. replicas follow the image
-        this.channel = new ControllerChannel(new ControllerClient(voters, clusterId, CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000,
+        this.channel = new ControllerChannel(new ControllerClient(voters, config.quorumBootstrapServers(), clusterId,
+                CONTROLLER_ATTEMPT_TIMEOUT_MS, 1_000,
                 security.quorumTls()), 30_000, timer);
         this.lifecycle = new BrokerLifecycle(config, channel, loader, advertised, firstDir, !logManager.damagedAtLoad().isEmpty(),
                 () -> !logManager.failedLogDirs().isEmpty());
@@ -172,17 +182,25 @@ public final class ClusterServices implements AutoCloseable {
             if (!config.controllerListenerNames().isEmpty()) {
                 controller.setControllerListenerName(config.controllerListenerNames().get(0));
             }
+            controller.setClusterId(clusterId);
             if (config.livenessProbeEnable()) {
                 controller.setEndpointProbe(new dev.varve.metadata.quorum.EndpointProbe(1_000, 1_000, Time.SYSTEM::milliseconds));
             }
         } else {
             this.controller = null;
         }
-        if (voter) {
+        if (qc != null) {
             this.quorum = MetadataQuorum.start(qc, loader, loader);
             this.follower = null;
             if (controller != null) {
                 controller.attach(quorum);
+                BrokerConfig.Endpoint raft = config.controllerListener().orElseThrow();
+                InetSocketAddress raftAddress = voters.getOrDefault(config.nodeId(),
+                        InetSocketAddress.createUnresolved(raft.host(), raft.port()));
+                this.announcer = new ControllerAnnouncer(channel, quorum, timer, new MetadataRecord.ControllerRegistration(
+                        config.nodeId(), directoryId, new MetadataRecord.Endpoint(raft.listenerName(), raftAddress.getHostString(),
+                        raftAddress.getPort())));
+                announcer.start();
             }
         } else {
             // a broker outside the voters fetches the committed metadata log from the active controller
@@ -352,6 +370,9 @@ public final class ClusterServices implements AutoCloseable {
 
     @Override
     public void close() {
+        if (announcer != null) {
+            announcer.close();
+        }
         lifecycle.close();
         replicas.close();
         if (controller != null) {

@@ -102,13 +102,22 @@ final class ClassicGroup {
     /** Per consumer-protocol member revoking partitions: cancels its rebalance timeout. */
     final Map<String, Runnable> consumerRebalanceTimers = new HashMap<>();
 
+    /** The group's membership as a KIP-932 share group ({@link ShareGroupCoordinator}); null otherwise. */
+    ShareGroupState share;
+    /** Per share group member: cancels its session timeout. */
+    final Map<String, Runnable> shareSessionTimers = new HashMap<>();
+
     boolean isConsumerGroup() {
         return consumer != null;
     }
 
-    /** No members under either protocol. */
+    boolean isShareGroup() {
+        return share != null;
+    }
+
+    /** No members under any protocol. */
     boolean hasNoMembers() {
-        return members.isEmpty() && (consumer == null || consumer.isEmpty());
+        return members.isEmpty() && (consumer == null || consumer.isEmpty()) && (share == null || share.isEmpty());
     }
 
     ClassicGroup(String groupId, long nowMs) {

@@ -46,6 +46,13 @@ public final class ConsumerGroupCoordinator {
         coordinator.setConsumerGroups(this);
     }
 
+    /** Whether the protocol is on: {@code group.version} 1 or more (UpdateFeatures can turn it off). */
+    private volatile java.util.function.BooleanSupplier enabled = () -> true;
+
+    public void setEnabled(java.util.function.BooleanSupplier enabled) {
+        this.enabled = enabled;
+    }
+
     public ConsumerGroupLogic logic() {
         return logic;
     }
@@ -55,8 +62,13 @@ public final class ConsumerGroupCoordinator {
     public CompletableFuture<ConsumerGroupHeartbeatResponseData> heartbeat(ConsumerGroupHeartbeatRequestData req,
                                                                           short version, String clientId,
                                                                           String clientHost) {
-        if (req.groupId() == null || req.groupId().isEmpty()) {
-            return error(Errors.INVALID_REQUEST, "GroupId can't be empty.");
+        if (!enabled.getAsBoolean()) {
+            return error(Errors.UNSUPPORTED_VERSION, "The consumer group protocol is off: group.version is 0.");
+        }
+        try {
+            ConsumerGroupLogic.validate(req, version); // before the group is looked up (or created)
+        } catch (ApiException e) {
+            return error(Errors.forException(e), e.getMessage());
         }
         boolean joining = req.memberEpoch() == 0;
         ClassicGroup group = joining ? coordinator.getOrCreate(req.groupId()) : coordinator.groups.get(req.groupId());
@@ -70,6 +82,11 @@ public final class ConsumerGroupCoordinator {
             }
             if (!group.isConsumerGroup() && !group.hasNoMembers()) {
                 return error(Errors.GROUP_ID_NOT_FOUND, "Group " + req.groupId() + " is not a consumer group.");
+            }
+            if (!group.isConsumerGroup() && group.isShareGroup()) {
+                coordinator.write(group, ShareGroupRecords.deletion(group.groupId, coordinator.time.milliseconds()),
+                        (e, o) -> { });
+                group.share = null; // an empty share group becomes a consumer group
             }
             ConsumerGroupState before = group.isConsumerGroup() ? group.consumer : ConsumerGroupState.EMPTY;
             ConsumerGroupLogic.Step step;
@@ -252,6 +269,42 @@ public final class ConsumerGroupCoordinator {
      * @param commitVersion the OffsetCommit version, or -1 for a fetch
      */
     static Errors validateOffsets(ClassicGroup group, String memberId, int memberEpoch, int commitVersion) {
+        return validateOffsets(group, memberId, memberEpoch, commitVersion, null, null);
+    }
+
+    /**
+     * As {@link #validateOffsets(ClassicGroup, String, int, int)} for a commit of {@code partitions}: a commit
+     * that carries the member's epoch before its last bump is accepted when the member owns every one of
+     * its partitions now (the commit was sent before the answer with the new epoch arrived; what it
+     * commits is the member's own), as Kafka 4.4's assignment epochs allow; a partition it gave up makes
+     * it STALE_MEMBER_EPOCH.
+     */
+    static Errors validateOffsets(ClassicGroup group, String memberId, int memberEpoch, int commitVersion,
+                                  java.util.Collection<org.apache.kafka.common.TopicPartition> partitions, GroupTopics topics) {
+        Errors e = validateEpoch(group, memberId, memberEpoch, commitVersion);
+        if (e != Errors.STALE_MEMBER_EPOCH || partitions == null || topics == null) {
+            return e;
+        }
+        ConsumerGroupMember member = group.consumer.members().get(memberId);
+        if (memberEpoch <= 0 || memberEpoch != member.previousMemberEpoch()) {
+            return e; // (at epoch 0 a member owns nothing: a commit with it is stale whatever it names)
+        }
+        for (org.apache.kafka.common.TopicPartition tp : partitions) {
+            Uuid id = topics.idOf(tp.topic());
+            boolean owned = id != null && (member.assigned().getOrDefault(id, Set.of()).contains(tp.partition())
+                    || member.pendingRevocation().getOrDefault(id, Set.of()).contains(tp.partition()));
+            if (!owned) {
+                return e;
+            }
+        }
+        return Errors.NONE;
+    }
+
+    GroupTopics topics() {
+        return topics;
+    }
+
+    private static Errors validateEpoch(ClassicGroup group, String memberId, int memberEpoch, int commitVersion) {
         ConsumerGroupState s = group.consumer;
         boolean anonymous = memberId == null || memberId.isEmpty();
         if (commitVersion >= 0) {

@@ -109,7 +109,9 @@ public final class ConsumerGroupLogic {
                     if (itsTarget != null) {
                         target.put(memberId, itsTarget);
                     }
-                    member = away.withMemberId(memberId, clientId, clientHost).withEpoch(0);
+                    // back at the epoch it left with (kept as the previous epoch when it left): its assignment,
+                    // which it owns no more, comes back to it in full; nobody else moves
+                    member = away.withMemberId(memberId, clientId, clientHost).withEpoch(away.previousMemberEpoch());
                 } else {
                     if (members.size() >= config.maxSize()) {
                         throw new GroupMaxSizeReachedException("The consumer group has reached its maximum size of "
@@ -209,7 +211,7 @@ public final class ConsumerGroupLogic {
                 member.memberId());
     }
 
-    private static void validate(ConsumerGroupHeartbeatRequestData req, short version) {
+    static void validate(ConsumerGroupHeartbeatRequestData req, short version) {
         if (req.groupId() == null || req.groupId().isEmpty()) {
             throw new InvalidRequestException("GroupId can't be empty.");
         }

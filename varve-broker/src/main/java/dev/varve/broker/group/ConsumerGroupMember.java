@@ -142,21 +142,21 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
                 if (owned == null || !containsAll(assigned, owned)) {
                     return this;
                 }
-                return nextAssignment(targetEpoch, target, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther);
             }
             case UNRELEASED_PARTITIONS, UNKNOWN -> {
-                return nextAssignment(targetEpoch, target, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther);
             }
             default -> {
                 if (memberEpoch == targetEpoch) {
                     return this;
                 }
-                return nextAssignment(targetEpoch, target, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther);
             }
         }
     }
 
-    private ConsumerGroupMember nextAssignment(int targetEpoch, Map<Uuid, Set<Integer>> target,
+    private ConsumerGroupMember nextAssignment(int targetEpoch, Map<Uuid, Set<Integer>> target, Map<Uuid, Set<Integer>> owned,
                                                BiPredicate<Uuid, Integer> ownedByOther) {
         Map<Uuid, Set<Integer>> keep = new HashMap<>();
         Map<Uuid, Set<Integer>> revoke = new HashMap<>();
@@ -168,7 +168,7 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
                 (wanted.contains(p) ? keep : revoke).computeIfAbsent(e.getKey(), k -> new HashSet<>()).add(p);
             }
         }
-        if (!revoke.isEmpty()) {
+        if (!revoke.isEmpty() && ownsAny(owned, revoke)) {
             return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                     subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, memberEpoch, previousMemberEpoch,
                     MemberState.UNREVOKED_PARTITIONS, keep, revoke);
@@ -187,6 +187,25 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
         return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                 subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, targetEpoch, previous,
                 unreleased ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE, next, Map.of());
+    }
+
+    /**
+     * Whether the member still owns one of {@code revoke} by what it reported ({@code owned}; not reported:
+     * assume it does). One that owns none of them (it rejoined, or revoked them already) need not wait.
+     */
+    private static boolean ownsAny(Map<Uuid, Set<Integer>> owned, Map<Uuid, Set<Integer>> revoke) {
+        if (owned == null) {
+            return true;
+        }
+        for (Map.Entry<Uuid, Set<Integer>> e : revoke.entrySet()) {
+            Set<Integer> mine = owned.getOrDefault(e.getKey(), Set.of());
+            for (int p : e.getValue()) {
+                if (mine.contains(p)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
     /** Whether every partition of {@code part} is in {@code whole}. */

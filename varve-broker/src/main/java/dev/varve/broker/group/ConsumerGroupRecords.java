@@ -1,9 +1,7 @@
 package dev.varve.broker.group;
 
 import org.apache.kafka.common.Uuid;
-import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
-import org.apache.kafka.common.protocol.MessageUtil;
 import org.apache.kafka.common.record.internal.SimpleRecord;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupCurrentMemberAssignmentKey;
 import org.apache.kafka.coordinator.group.generated.ConsumerGroupCurrentMemberAssignmentValue;
@@ -63,9 +61,9 @@ public final class ConsumerGroupRecords {
         List<SimpleRecord> out = new ArrayList<>();
         for (String gone : before.members().keySet()) {
             if (!after.members().containsKey(gone)) {
-                out.add(tombstone(nowMs, new ConsumerGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(gone)));
-                out.add(tombstone(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(gone)));
-                out.add(tombstone(nowMs, new ConsumerGroupMemberMetadataKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(gone)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupMemberMetadataKey().setGroupId(groupId).setMemberId(gone)));
             }
         }
         for (ConsumerGroupMember m : after.members().values()) {
@@ -74,28 +72,28 @@ public final class ConsumerGroupRecords {
             }
         }
         if (after.groupEpoch() != before.groupEpoch() || after.metadataHash() != before.metadataHash()) {
-            out.add(record(nowMs, new ConsumerGroupMetadataKey().setGroupId(groupId),
+            out.add(CoordinatorRecordCodec.record(nowMs, new ConsumerGroupMetadataKey().setGroupId(groupId),
                     new ConsumerGroupMetadataValue().setEpoch(after.groupEpoch()).setMetadataHash(after.metadataHash())));
         }
         for (Map.Entry<String, Map<Uuid, Set<Integer>>> e : after.target().entrySet()) {
             if (!e.getValue().equals(before.target().get(e.getKey()))) {
-                out.add(record(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(e.getKey()),
+                out.add(CoordinatorRecordCodec.record(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(e.getKey()),
                         new ConsumerGroupTargetAssignmentMemberValue().setTopicPartitions(targetPartitions(e.getValue()))));
             }
         }
         for (String member : before.target().keySet()) {
             if (!after.target().containsKey(member) && after.members().containsKey(member)) {
-                out.add(tombstone(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(member)));
+                out.add(CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupTargetAssignmentMemberKey().setGroupId(groupId).setMemberId(member)));
             }
         }
         if (after.assignmentEpoch() != before.assignmentEpoch()) {
-            out.add(record(nowMs, new ConsumerGroupTargetAssignmentMetadataKey().setGroupId(groupId),
+            out.add(CoordinatorRecordCodec.record(nowMs, new ConsumerGroupTargetAssignmentMetadataKey().setGroupId(groupId),
                     new ConsumerGroupTargetAssignmentMetadataValue().setAssignmentEpoch(after.assignmentEpoch())
                             .setAssignmentTimestamp(nowMs)));
         }
         for (ConsumerGroupMember m : after.members().values()) {
             if (!m.sameAssignment(before.members().get(m.memberId()))) {
-                out.add(record(nowMs, new ConsumerGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(m.memberId()),
+                out.add(CoordinatorRecordCodec.record(nowMs, new ConsumerGroupCurrentMemberAssignmentKey().setGroupId(groupId).setMemberId(m.memberId()),
                         new ConsumerGroupCurrentMemberAssignmentValue().setMemberEpoch(m.memberEpoch())
                                 .setPreviousMemberEpoch(m.previousMemberEpoch()).setState(m.state().value)
                                 .setAssignedPartitions(currentPartitions(m.assigned()))
@@ -108,12 +106,12 @@ public final class ConsumerGroupRecords {
     /** The tombstones of an empty consumer group's own records (its offsets are the caller's). */
     public static List<SimpleRecord> deletion(String groupId, long nowMs) {
         return List.of(
-                tombstone(nowMs, new ConsumerGroupTargetAssignmentMetadataKey().setGroupId(groupId)),
-                tombstone(nowMs, new ConsumerGroupMetadataKey().setGroupId(groupId)));
+                CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupTargetAssignmentMetadataKey().setGroupId(groupId)),
+                CoordinatorRecordCodec.tombstone(nowMs, new ConsumerGroupMetadataKey().setGroupId(groupId)));
     }
 
     private static SimpleRecord memberMetadata(String groupId, ConsumerGroupMember m, long nowMs) {
-        return record(nowMs, new ConsumerGroupMemberMetadataKey().setGroupId(groupId).setMemberId(m.memberId()),
+        return CoordinatorRecordCodec.record(nowMs, new ConsumerGroupMemberMetadataKey().setGroupId(groupId).setMemberId(m.memberId()),
                 new ConsumerGroupMemberMetadataValue().setInstanceId(m.instanceId()).setRackId(m.rackId())
                         .setClientId(m.clientId()).setClientHost(m.clientHost())
                         .setSubscribedTopicNames(m.subscribedTopicNames()).setSubscribedTopicRegex(m.subscribedTopicRegex())
@@ -132,15 +130,6 @@ public final class ConsumerGroupRecords {
         a.forEach((t, ps) -> out.add(new ConsumerGroupCurrentMemberAssignmentValue.TopicPartitions().setTopicId(t)
                 .setPartitions(ps.stream().sorted().toList())));
         return out;
-    }
-
-    private static SimpleRecord record(long nowMs, ApiMessage key, ApiMessage value) {
-        return new SimpleRecord(nowMs, MessageUtil.toCoordinatorTypePrefixedBytes(key),
-                MessageUtil.toVersionPrefixedBytes(value.highestSupportedVersion(), value));
-    }
-
-    private static SimpleRecord tombstone(long nowMs, ApiMessage key) {
-        return new SimpleRecord(nowMs, MessageUtil.toCoordinatorTypePrefixedBytes(key), null);
     }
 
     /**
@@ -174,7 +163,7 @@ public final class ConsumerGroupRecords {
                         if (value == null) {
                             groups.remove(groupId);
                         } else {
-                            ConsumerGroupMetadataValue v = new ConsumerGroupMetadataValue(accessor(value), version(value));
+                            ConsumerGroupMetadataValue v = new ConsumerGroupMetadataValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value));
                             Partial p = partial(groupId);
                             p.groupEpoch = v.epoch();
                             p.metadataHash = v.metadataHash();
@@ -191,14 +180,14 @@ public final class ConsumerGroupRecords {
                             }
                         } else {
                             partial(groupId).metadata.put(mk.memberId(),
-                                    new ConsumerGroupMemberMetadataValue(accessor(value), version(value)));
+                                    new ConsumerGroupMemberMetadataValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)));
                         }
                     }
                     case TARGET_METADATA -> {
                         groupId = new ConsumerGroupTargetAssignmentMetadataKey(new ByteBufferAccessor(k), (short) 0).groupId();
                         if (value != null) {
-                            partial(groupId).assignmentEpoch = new ConsumerGroupTargetAssignmentMetadataValue(accessor(value),
-                                    version(value)).assignmentEpoch();
+                            partial(groupId).assignmentEpoch = new ConsumerGroupTargetAssignmentMetadataValue(CoordinatorRecordCodec.valueFields(value),
+                                    CoordinatorRecordCodec.valueVersion(value)).assignmentEpoch();
                         }
                     }
                     case TARGET_MEMBER -> {
@@ -211,7 +200,7 @@ public final class ConsumerGroupRecords {
                             }
                         } else {
                             Map<Uuid, Set<Integer>> a = new HashMap<>();
-                            new ConsumerGroupTargetAssignmentMemberValue(accessor(value), version(value)).topicPartitions()
+                            new ConsumerGroupTargetAssignmentMemberValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)).topicPartitions()
                                     .forEach(tp -> a.put(tp.topicId(), Set.copyOf(tp.partitions())));
                             partial(groupId).target.put(tk.memberId(), ConsumerGroupMember.freeze(a));
                         }
@@ -226,7 +215,7 @@ public final class ConsumerGroupRecords {
                             }
                         } else {
                             partial(groupId).current.put(ck.memberId(),
-                                    new ConsumerGroupCurrentMemberAssignmentValue(accessor(value), version(value)));
+                                    new ConsumerGroupCurrentMemberAssignmentValue(CoordinatorRecordCodec.valueFields(value), CoordinatorRecordCodec.valueVersion(value)));
                         }
                     }
                     default -> throw new GroupRecords.CorruptGroupRecordException("not a consumer group record type " + type);
@@ -277,16 +266,6 @@ public final class ConsumerGroupRecords {
             Map<Uuid, Set<Integer>> a = new HashMap<>();
             tps.forEach(tp -> a.put(tp.topicId(), Set.copyOf(tp.partitions())));
             return a;
-        }
-
-        private static ByteBufferAccessor accessor(ByteBuffer value) {
-            ByteBuffer v = value.duplicate();
-            v.getShort();
-            return new ByteBufferAccessor(v);
-        }
-
-        private static short version(ByteBuffer value) {
-            return value.duplicate().getShort();
         }
     }
 }

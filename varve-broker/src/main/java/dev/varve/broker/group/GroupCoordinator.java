@@ -62,6 +62,17 @@ public final class GroupCoordinator {
         this.callbacks = callbacks;
     }
 
+    /** The KIP-932 side over the same groups, when the broker offers it. */
+    private volatile ShareGroupCoordinator shareGroups;
+
+    void setShareGroups(ShareGroupCoordinator shareGroups) {
+        this.shareGroups = shareGroups;
+    }
+
+    ShareGroupCoordinator shareGroups() {
+        return shareGroups;
+    }
+
     void setConsumerGroups(ConsumerGroupCoordinator consumerGroups) {
         this.consumerGroups = consumerGroups;
     }
@@ -102,6 +113,13 @@ public final class GroupCoordinator {
             if (group.gone()) {
                 // deleted in between: the client retries and finds (or creates) the new group
                 return joinError(memberId, Errors.COORDINATOR_NOT_AVAILABLE);
+            }
+            if (group.isShareGroup()) {
+                if (!group.share.isEmpty()) {
+                    return joinError(memberId, Errors.INCONSISTENT_GROUP_PROTOCOL);
+                }
+                write(group, ShareGroupRecords.deletion(group.groupId, time.milliseconds()), (e, o) -> { });
+                group.share = null; // an empty share group becomes a classic one
             }
             if (group.isConsumerGroup()) {
                 Errors refused = consumerGroups.beforeClassicJoin(group);

@@ -35,12 +35,16 @@ public final class GroupOffsets {
     public static final String CLASSIC = "classic";
     /** The group type (and protocol type) of KIP-848 consumer groups. */
     public static final String CONSUMER = "consumer";
+    /** The group type (and protocol type) of KIP-932 share groups. */
+    public static final String SHARE = "share";
 
     private final GroupCoordinator coordinator;
     private final TransactionalOffsets transactional;
 
     /** KIP-848 group records replayed but not yet installed (a partition's load in progress). */
     private final ConsumerGroupRecords.Loader consumerLoader = new ConsumerGroupRecords.Loader();
+    /** KIP-932 group records replayed but not yet installed. */
+    private final ShareGroupRecords.Loader shareLoader = new ShareGroupRecords.Loader();
 
     public GroupOffsets(GroupCoordinator coordinator) {
         this.coordinator = coordinator;
@@ -87,8 +91,12 @@ public final class GroupOffsets {
         }
         CompletableFuture<Errors> result = new CompletableFuture<>();
         synchronized (group) {
+            if (group.isShareGroup() && !group.gone()) {
+                return done(Errors.GROUP_ID_NOT_FOUND); // a share group keeps no committed offsets
+            }
             Errors invalid = group.isConsumerGroup() && !group.gone()
-                    ? ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, version)
+                    ? ConsumerGroupCoordinator.validateOffsets(group, memberId, generationId, version, offsets.keySet(),
+                            coordinator.consumerGroups() == null ? null : coordinator.consumerGroups().topics())
                     : validateCommit(group, generationId, memberId, groupInstanceId);
             if (invalid != Errors.NONE) {
                 return done(invalid);
@@ -276,6 +284,9 @@ public final class GroupOffsets {
             if (group.isConsumerGroup()) {
                 tombstones.addAll(ConsumerGroupRecords.deletion(group.groupId, now));
             }
+            if (group.isShareGroup()) {
+                tombstones.addAll(ShareGroupRecords.deletion(group.groupId, now));
+            }
             tombstones.add(new SimpleRecord(now, GroupRecords.groupMetadataKey(group.groupId), null));
         }
         if (tombstones.isEmpty()) {
@@ -334,6 +345,10 @@ public final class GroupOffsets {
     }
 
     private void markDead(ClassicGroup group) {
+        ShareGroupCoordinator shareGroups = coordinator.shareGroups();
+        if (group.isShareGroup() && shareGroups != null) {
+            shareGroups.deleted(group.groupId); // its share partitions' state goes with it
+        }
         transactional.forget(group);
         group.transitionTo(State.DEAD, coordinator.time.milliseconds());
         coordinator.groups.remove(group.groupId, group);
@@ -349,7 +364,7 @@ public final class GroupOffsets {
                     List.of(), DescribeGroupsResponse.AUTHORIZED_OPERATIONS_OMITTED);
         }
         synchronized (group) {
-            if (group.isConsumerGroup()) {
+            if (group.isConsumerGroup() || group.isShareGroup()) {
                 // Kafka 4: DescribeGroups describes classic groups only (the handler answers Dead before v6)
                 return DescribeGroupsResponse.groupError(groupId, Errors.GROUP_ID_NOT_FOUND,
                         "Group " + groupId + " is not a classic group.");
@@ -377,18 +392,22 @@ public final class GroupOffsets {
     public List<ListGroupsResponseData.ListedGroup> list(Collection<String> states, Collection<String> types) {
         boolean classic = types.isEmpty() || types.stream().anyMatch(CLASSIC::equalsIgnoreCase);
         boolean consumer = types.isEmpty() || types.stream().anyMatch(CONSUMER::equalsIgnoreCase);
+        boolean share = types.isEmpty() || types.stream().anyMatch(SHARE::equalsIgnoreCase);
         List<ListGroupsResponseData.ListedGroup> out = new ArrayList<>();
         for (ClassicGroup group : coordinator.groups.values()) {
             synchronized (group) {
                 boolean isConsumer = group.isConsumerGroup();
-                String state = isConsumer ? group.consumer.stateName() : group.state().kafkaName;
-                if (group.gone() || !(isConsumer ? consumer : classic)
+                boolean isShare = group.isShareGroup();
+                String state = isConsumer ? group.consumer.stateName() : isShare ? group.share.stateName()
+                        : group.state().kafkaName;
+                if (group.gone() || !(isConsumer ? consumer : isShare ? share : classic)
                         || (!states.isEmpty() && states.stream().noneMatch(s -> s.equalsIgnoreCase(state)))) {
                     continue;
                 }
+                String type = isConsumer ? CONSUMER : isShare ? SHARE : CLASSIC;
                 out.add(new ListGroupsResponseData.ListedGroup().setGroupId(group.groupId)
-                        .setProtocolType(isConsumer ? CONSUMER : group.protocolType == null ? "" : group.protocolType)
-                        .setGroupState(state).setGroupType(isConsumer ? CONSUMER : CLASSIC));
+                        .setProtocolType(isConsumer || isShare ? type : group.protocolType == null ? "" : group.protocolType)
+                        .setGroupState(state).setGroupType(type));
             }
         }
         out.sort(java.util.Comparator.comparing(ListGroupsResponseData.ListedGroup::groupId));
@@ -448,7 +467,9 @@ public final class GroupOffsets {
                 }
                 // an empty group whose offsets are all gone is deleted (as Kafka does, also one that never had
                 // any), unless a transaction is open in it
-                boolean removeGroup = group.is(State.EMPTY) && group.hasNoMembers() && due.size() == group.offsets.size()
+                // (a share group stays until DeleteGroups: its share partitions' state outlives its members)
+                boolean removeGroup = group.is(State.EMPTY) && group.hasNoMembers() && !group.isShareGroup()
+                        && due.size() == group.offsets.size()
                         && !group.hasPendingOffsets();
                 if (due.isEmpty() && !removeGroup) {
                     continue;
@@ -496,6 +517,7 @@ public final class GroupOffsets {
      */
     public int unload(java.util.function.Predicate<String> which) {
         consumerLoader.clear(which);
+        shareLoader.clear(which);
         int n = 0;
         for (ClassicGroup group : List.copyOf(coordinator.groups.values())) {
             if (which.test(group.groupId) && coordinator.groups.remove(group.groupId, group)) {
@@ -519,6 +541,13 @@ public final class GroupOffsets {
             return;
         }
         try {
+            if (ShareGroupCoordinator.isShareGroupKey(key)) {
+                String groupId = shareLoader.replay(key, value);
+                if (groupId != null) {
+                    coordinator.getOrCreate(groupId);
+                }
+                return;
+            }
             if (ConsumerGroupCoordinator.isConsumerGroupKey(key)) {
                 String groupId = consumerLoader.replay(key, value);
                 if (groupId != null) {
@@ -574,6 +603,11 @@ public final class GroupOffsets {
             consumerGroups.completeLoad(consumerLoader, which);
         }
         consumerLoader.clear(which);
+        ShareGroupCoordinator shareGroups = coordinator.shareGroups();
+        if (shareGroups != null) {
+            shareGroups.completeLoad(shareLoader, which);
+        }
+        shareLoader.clear(which);
         for (ClassicGroup group : coordinator.groups.values()) {
             if (!which.test(group.groupId)) {
                 continue;

@@ -469,6 +469,65 @@ class ReplicaFetcherTest {
         assertThat(ReplicaFetcherThread.wholeBatches(a)).isSameAs(a);
     }
 
+    /**
+     * AlterReplicaLogDirs on a cluster broker: a follower's replica moves to another log directory while
+     * its fetcher truncates a divergent tail and appends the leader's batches (the move paced slow enough
+     * to overlap both). It ends byte for byte equal to the leader, in the new directory, and loads so
+     * from there.
+     */
+    @Test
+    void aFollowerMovesToAnotherLogDirectoryWhileItsFetcherTruncatesAndAppends() throws Exception {
+        File a = tmp.resolve("jbod-a").toFile();
+        File b = tmp.resolve("jbod-b").toFile();
+        dev.varve.storage.LogManagerConfig dirs = dev.varve.storage.LogManagerConfig.defaults(List.of(a, b))
+                .withReplicaMoveBytesPerSecond(4 * 1024); // about a second for the first 5 KB
+        dev.varve.storage.LogManager logManager = new dev.varve.storage.LogManager(dirs, t -> LOG_CONFIG, Time.SYSTEM, scheduler);
+        logManager.startup();
+        PartitionLog leaderLog = log("leader");
+        PartitionLog follower = logManager.getOrCreateLog(TP);
+        assertThat(follower.dir().getParentFile()).isEqualTo(a);
+        for (int i = 0; i < 30; i++) {
+            appendBatch(leaderLog, 0, "common" + i, 4);
+        }
+        copy(leaderLog, follower);
+        follower.updateHighWatermark(follower.logEndOffset());
+        for (int i = 0; i < 10; i++) {
+            appendBatch(follower, 1, "lost" + i, 2); // only here: the fetcher cuts it
+        }
+        for (int i = 0; i < 10; i++) {
+            appendBatch(leaderLog, 2, "new" + i, 4);
+        }
+        leaderLog.updateHighWatermark(leaderLog.logEndOffset());
+        assertThat(logManager.alterLogDir(TP, b)).isEqualTo(dev.varve.storage.LogManager.AlterLogDirResult.MOVING);
+
+        StubLeader leader = startLeader(1, leaderLog, 2);
+        manager.addPartitions(leader.endpoint(), List.of(new FollowerPartition(TP, TOPIC_ID, 2, follower)));
+        awaitIdentical(follower, leaderLog); // the divergent tail is cut: the copy had taken some of it
+        assertThat(logManager.movingTo(TP)).as("still moving after the truncation").contains(b);
+        for (int i = 0; i < 10; i++) { // the leader goes on while the copy is made
+            appendBatch(leaderLog, 2, "more" + i, 4);
+            leaderLog.updateHighWatermark(leaderLog.logEndOffset());
+            sleep(20);
+        }
+        awaitIdentical(follower, leaderLog);
+        await().atMost(20, TimeUnit.SECONDS).until(() -> logManager.movingTo(TP).isEmpty());
+        assertThat(follower.dir()).isEqualTo(new File(b, TP.toString()));
+        appendBatch(leaderLog, 2, "after", 2);
+        leaderLog.updateHighWatermark(leaderLog.logEndOffset());
+        awaitIdentical(follower, leaderLog);
+        List<Batch> expected = batches(leaderLog);
+
+        manager.removePartitions(List.of(TP));
+        logManager.close();
+        dev.varve.storage.LogManager again = new dev.varve.storage.LogManager(dirs, t -> LOG_CONFIG, Time.SYSTEM, scheduler);
+        again.startup();
+        PartitionLog reloaded = again.getLog(TP).orElseThrow();
+        assertThat(reloaded.dir()).isEqualTo(new File(b, TP.toString()));
+        assertThat(batches(reloaded)).isEqualTo(expected);
+        assertThat(reloaded.epochCache().entries()).isEqualTo(leaderLog.epochCache().entries());
+        again.close();
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private PartitionLog log(String name) throws IOException {

@@ -287,6 +287,9 @@ class ConsumerGroupSimulationTest {
                 return;
             }
             install(s.next());
+            // a member is never told epoch 0 (a client takes that as "join again" and a static one that came
+            // back would be refused next time)
+            assertThat(s.response().memberEpoch()).as("%s's epoch after a heartbeat", c.name).isPositive();
             if (loseResponse) {
                 c.full = true; // the client timed out: it resends everything
             } else {

@@ -66,13 +66,33 @@ public final class ControllerClient implements AutoCloseable {
     /** As above, over mutual TLS when {@code tls} is not null (the voters must serve TLS too). */
     public ControllerClient(Map<Integer, InetSocketAddress> voters, String clusterId, long requestTimeoutMs,
                             int maxAttempts, QuorumTls tls) {
+        this(voters, List.of(), clusterId, requestTimeoutMs, maxAttempts, tls);
+    }
+
+    /**
+     * As above, also trying {@code bootstrap} endpoints ({@code controller.quorum.bootstrap.servers}: Raft
+     * endpoints of controllers whose ids are not known here). Ratis serves a client request at any member of
+     * the group whatever id the client gave it, and its redirect names the leader and the current members,
+     * which the client then uses: after the initial voters were replaced, the current controllers are found
+     * through these.
+     */
+    public ControllerClient(Map<Integer, InetSocketAddress> voters, List<InetSocketAddress> bootstrap, String clusterId,
+                            long requestTimeoutMs, int maxAttempts, QuorumTls tls) {
         QuorumConfig shape = QuorumConfig.builder(voters.keySet().iterator().next(), voters,
                 java.nio.file.Path.of(".")).clusterId(clusterId).build();
         List<RaftPeer> peers = new ArrayList<>();
+        java.util.Set<String> known = new java.util.HashSet<>();
         for (Map.Entry<Integer, InetSocketAddress> e : voters.entrySet()) {
-            String host = e.getValue().getHostString();
-            String hostPort = (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + e.getValue().getPort();
+            String hostPort = hostPort(e.getValue());
+            known.add(hostPort);
             peers.add(RaftPeer.newBuilder().setId(MetadataQuorum.peerIdOf(e.getKey())).setAddress(hostPort).build());
+        }
+        int i = 0;
+        for (InetSocketAddress a : bootstrap) {
+            String hostPort = hostPort(a);
+            if (known.add(hostPort)) {
+                peers.add(RaftPeer.newBuilder().setId("bootstrap-" + i++).setAddress(hostPort).build());
+            }
         }
         this.properties = new RaftProperties();
         this.tls = tls;
@@ -88,6 +108,11 @@ public final class ControllerClient implements AutoCloseable {
     }
 
     private final QuorumTls tls;
+
+    private static String hostPort(InetSocketAddress a) {
+        String host = a.getHostString();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + a.getPort();
+    }
 
     private RaftClient newClient() {
         RaftClient c = RaftClient.newBuilder()

@@ -104,7 +104,10 @@ public final class MetadataQuorum implements AutoCloseable {
         try {
             RaftServer.Builder builder = RaftServer.newBuilder()
                     .setServerId(peerId)
-                    .setGroup(RaftGroup.valueOf(groupId, peers(config)))
+                    // an observer starts with no configuration (Ratis' "initializing" state: it neither votes nor
+                    // times out) until the leader's configuration names it; a restart recovers it from the log
+                    .setGroup(config.role() == QuorumConfig.Role.OBSERVER ? RaftGroup.valueOf(groupId)
+                            : RaftGroup.valueOf(groupId, peers(config)))
                     .setStateMachine(stateMachine)
                     .setProperties(properties(config, snapshotSource != null))
                     .setOption(RaftStorage.StartupOption.RECOVER);
@@ -211,9 +214,9 @@ public final class MetadataQuorum implements AutoCloseable {
             return CompletableFuture.failedFuture(notLeader("metadata quorum member " + config.nodeId()
                     + " is closed", OptionalInt.empty()));
         }
-        if (config.role() == QuorumConfig.Role.LISTENER) {
+        if (!isVoterNow()) {
             return CompletableFuture.failedFuture(notLeader("node " + config.nodeId()
-                    + " is a metadata quorum listener, not a voter", leaderId()));
+                    + " is not a voter of the metadata quorum", leaderId()));
         }
         CompletableFuture<Long> result = new CompletableFuture<>();
         long timeoutMs = config.requestTimeoutMs();
@@ -332,12 +335,208 @@ public final class MetadataQuorum implements AutoCloseable {
         return leader == null ? OptionalInt.empty() : OptionalInt.of(nodeIdOf(leader));
     }
 
-    /** One voter as the leader sees it: Kafka's DescribeQuorum ReplicaState. Offsets are Raft log indexes plus one. */
+    /** One voter or observer as the leader sees it: Kafka's DescribeQuorum ReplicaState. Offsets are Raft log indexes plus one. */
     public record ReplicaState(int nodeId, long logEndOffset, long lastFetchTimestamp, long lastCaughtUpTimestamp) {
     }
 
-    /** The quorum as its leader sees it (Kafka's DescribeQuorum): the high watermark is the commit index plus one. */
-    public record QuorumState(int leaderId, long leaderEpoch, long highWatermark, java.util.List<ReplicaState> voters) {
+    /**
+     * The quorum as its leader sees it (Kafka's DescribeQuorum): the high watermark is the commit index plus
+     * one; observers are the Raft listeners (and peers being caught up to join); {@code membership} is the
+     * configuration they were read from.
+     */
+    public record QuorumState(int leaderId, long leaderEpoch, long highWatermark, java.util.List<ReplicaState> voters,
+                              java.util.List<ReplicaState> observers, Membership membership) {
+    }
+
+    /**
+     * The quorum's membership in one Raft configuration: voters and observers (Ratis listeners) by node id
+     * with their Raft endpoints. {@code changing} while a change is not finished: the configuration is
+     * transitional (old and new voters) or not yet committed.
+     */
+    public record Membership(Map<Integer, InetSocketAddress> voters, Map<Integer, InetSocketAddress> observers,
+                             boolean changing) {
+        public Membership {
+            voters = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(voters));
+            observers = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(observers));
+        }
+    }
+
+    /** Whether this member is a voter in its current Raft configuration. */
+    private boolean isVoterNow() {
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        return conf != null && conf.getPeer(peerId, RaftPeerRole.FOLLOWER) != null;
+    }
+
+    /**
+     * This member's view of the membership: its current Raft configuration (which it learns from the log,
+     * so a follower may lag the leader's by an entry).
+     */
+    public Membership membership() {
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        if (conf == null) {
+            return new Membership(Map.of(), Map.of(), false);
+        }
+        Map<Integer, InetSocketAddress> voters = new java.util.TreeMap<>();
+        Map<Integer, InetSocketAddress> observers = new java.util.TreeMap<>();
+        for (RaftPeer p : conf.getCurrentPeers(RaftPeerRole.FOLLOWER)) {
+            voters.put(nodeIdOf(p.getId()), addressOf(p));
+        }
+        for (RaftPeer p : conf.getCurrentPeers(RaftPeerRole.LISTENER)) {
+            observers.put(nodeIdOf(p.getId()), addressOf(p));
+        }
+        boolean changing = !conf.getPreviousPeers(RaftPeerRole.FOLLOWER).isEmpty()
+                || !conf.getPreviousPeers(RaftPeerRole.LISTENER).isEmpty()
+                || conf.getLogEntryIndex() > division.getRaftLog().getLastCommittedIndex();
+        return new Membership(voters, observers, changing);
+    }
+
+    /** Whether this member is part of the current Raft configuration at all (a voter or a listener). */
+    public boolean inConfiguration() {
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        return conf != null && conf.getPeer(peerId, RaftPeerRole.FOLLOWER, RaftPeerRole.LISTENER) != null;
+    }
+
+    private static InetSocketAddress addressOf(RaftPeer p) {
+        String a = p.getAddress();
+        int colon = a == null ? -1 : a.lastIndexOf(':');
+        if (colon < 0) {
+            return InetSocketAddress.createUnresolved(a == null ? "" : a, 0);
+        }
+        String host = a.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        try {
+            return InetSocketAddress.createUnresolved(host, Integer.parseInt(a.substring(colon + 1)));
+        } catch (IllegalArgumentException e) {
+            return InetSocketAddress.createUnresolved(host, 0);
+        }
+    }
+
+    /**
+     * Replaces the membership (on the leader) with {@code voters} and {@code observers}, if it still is
+     * {@code expected}: a Raft configuration change (Ratis stages new voters until they caught up, then
+     * commits the joint and the new configuration). At most one change runs at a time. The future
+     * completes once the new configuration is committed, or fails with
+     * <ul>
+     *   <li>{@link NotQuorumLeaderException} when this member does not lead;</li>
+     *   <li>{@link TimeoutException} (Kafka's REQUEST_TIMED_OUT) when another change is in progress, the
+     *       membership is no longer {@code expected}, a new voter did not catch up, or nothing committed
+     *       within the request timeout (the change may still complete);</li>
+     *   <li>{@link org.apache.kafka.common.errors.InvalidRequestException} when Ratis refuses the change
+     *       itself (say, one that replaces a majority of the voters at once).</li>
+     * </ul>
+     */
+    public CompletableFuture<Void> changeMembership(Membership expected, Map<Integer, InetSocketAddress> voters,
+                                                    Map<Integer, InetSocketAddress> observers) {
+        if (voters.isEmpty()) {
+            return CompletableFuture.failedFuture(new org.apache.kafka.common.errors.InvalidRequestException(
+                    "a metadata quorum needs at least one voter"));
+        }
+        if (!division.getInfo().isLeader()) {
+            return CompletableFuture.failedFuture(notLeader("node " + config.nodeId() + " does not lead the metadata quorum",
+                    leaderId()));
+        }
+        org.apache.ratis.server.RaftConfiguration conf = division.getRaftConf();
+        Membership now = membership();
+        if (now.changing() || !now.voters().equals(expected.voters()) || !now.observers().equals(expected.observers())) {
+            return CompletableFuture.failedFuture(new TimeoutException("the metadata quorum's membership is changing"
+                    + " (now voters " + now.voters().keySet() + ", observers " + now.observers().keySet() + "); try again"));
+        }
+        List<RaftPeer> newVoters = new ArrayList<>();
+        voters.forEach((id, a) -> newVoters.add(peer(id, a, RaftPeerRole.FOLLOWER)));
+        List<RaftPeer> newListeners = new ArrayList<>();
+        observers.forEach((id, a) -> newListeners.add(peer(id, a, RaftPeerRole.LISTENER)));
+        org.apache.ratis.protocol.SetConfigurationRequest.Arguments args =
+                org.apache.ratis.protocol.SetConfigurationRequest.Arguments.newBuilder()
+                        .setServersInNewConf(newVoters)
+                        .setListenersInNewConf(newListeners)
+                        .setServersInCurrentConf(new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.FOLLOWER)))
+                        .setListenersInCurrentConf(new ArrayList<>(conf.getCurrentPeers(RaftPeerRole.LISTENER)))
+                        .setMode(org.apache.ratis.protocol.SetConfigurationRequest.Mode.COMPARE_AND_SET)
+                        .build();
+        org.apache.ratis.protocol.SetConfigurationRequest request = new org.apache.ratis.protocol.SetConfigurationRequest(
+                clientId, peerId, groupId, callIds.incrementAndGet(), args);
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        long timeoutMs = config.requestTimeoutMs();
+        ScheduledFuture<?> timeout;
+        try {
+            timeout = scheduler.schedule(() -> result.completeExceptionally(new TimeoutException(
+                    "the metadata quorum's membership change was not committed within " + timeoutMs
+                            + " ms; it may still complete")), timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            return CompletableFuture.failedFuture(notLeader("metadata quorum member " + config.nodeId() + " is closed",
+                    OptionalInt.empty()));
+        }
+        result.whenComplete((v, error) -> timeout.cancel(false));
+        log.info("Node {}: changing the metadata quorum's membership from voters {} observers {} to voters {} observers {}",
+                config.nodeId(), now.voters().keySet(), now.observers().keySet(), voters.keySet(), observers.keySet());
+        CompletableFuture<RaftClientReply> reply;
+        try {
+            reply = server.setConfigurationAsync(request);
+        } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(translateMembership(e));
+            return result;
+        }
+        reply.whenComplete((r, error) -> {
+            if (error != null) {
+                result.completeExceptionally(translateMembership(unwrap(error)));
+            } else if (r.isSuccess()) {
+                result.complete(null);
+            } else {
+                result.completeExceptionally(translateMembership(r.getException()));
+            }
+        });
+        return result;
+    }
+
+    /**
+     * Hands leadership (on the leader) to voter {@code nodeId}, which Ratis first catches up. Needed before
+     * the leader is removed from the voters: Ratis closes a leader that is not in the committed new
+     * configuration and never steps down one that became a listener. Completes once the other voter
+     * leads; fails with {@link NotQuorumLeaderException} when this member does not lead, with
+     * {@link TimeoutException} when the transfer did not happen in time.
+     */
+    public CompletableFuture<Void> transferLeadership(int nodeId) {
+        if (!division.getInfo().isLeader()) {
+            return CompletableFuture.failedFuture(notLeader("node " + config.nodeId() + " does not lead the metadata quorum",
+                    leaderId()));
+        }
+        long timeoutMs = Math.max(3_000, 4 * config.electionTimeoutMaxMs());
+        CompletableFuture<Void> result = new CompletableFuture<>();
+        try {
+            server.transferLeadershipAsync(new org.apache.ratis.protocol.TransferLeadershipRequest(clientId, peerId, groupId,
+                    callIds.incrementAndGet(), peerIdOf(nodeId), timeoutMs)).whenComplete((r, error) -> {
+                        if (error != null) {
+                            result.completeExceptionally(translateMembership(unwrap(error)));
+                        } else if (r.isSuccess()) {
+                            result.complete(null);
+                        } else {
+                            Throwable t = r.getException();
+                            result.completeExceptionally(t instanceof TransferLeadershipException
+                                    ? new TimeoutException("leadership did not move to node " + nodeId + ": " + t.getMessage())
+                                    : translateMembership(t));
+                        }
+                    });
+        } catch (IOException | RuntimeException e) {
+            result.completeExceptionally(translateMembership(e));
+        }
+        return result;
+    }
+
+    private RuntimeException translateMembership(Throwable t) {
+        if (t instanceof org.apache.ratis.protocol.exceptions.ReconfigurationInProgressException) {
+            return new TimeoutException("another membership change of the metadata quorum is in progress: " + t.getMessage());
+        }
+        if (t instanceof org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException) {
+            return new TimeoutException("a new voter did not catch up with the metadata log in time: " + t.getMessage());
+        }
+        if (t instanceof org.apache.ratis.protocol.exceptions.SetConfigurationException) {
+            String m = String.valueOf(t.getMessage());
+            return m.contains("majority") ? new org.apache.kafka.common.errors.InvalidRequestException(m)
+                    : new TimeoutException("the metadata quorum's membership changed meanwhile: " + m);
+        }
+        return translate(t);
     }
 
     /** When each follower was last seen caught up to the leader's log end (leader only). */
@@ -355,9 +554,11 @@ public final class MetadataQuorum implements AutoCloseable {
         if (!info.isLeader()) {
             throw notLeader("node " + config.nodeId() + " does not lead the metadata quorum", leaderId());
         }
+        Membership membership = membership();
         // Ratis reports the followers (with their last contact) and their match indexes by two calls, in the
-        // same order (its list of log appenders); an appender restarted between the calls moves to the end,
-        // so the two are paired only when the order read before and after the indexes is the same
+        // same order (its list of log appenders, listeners and peers being staged included); an appender
+        // restarted between the calls moves to the end, so the two are paired only when the order read
+        // before and after the indexes is the same
         java.util.List<org.apache.ratis.proto.RaftProtos.ServerRpcProto> followers = null;
         long[] match = null;
         for (int attempt = 0; attempt < 3 && followers == null; attempt++) {
@@ -381,8 +582,8 @@ public final class MetadataQuorum implements AutoCloseable {
             describedTerm = term;
         }
         long leaderEnd = lastLogIndex() + 1;
-        java.util.List<ReplicaState> voters = new java.util.ArrayList<>();
-        voters.add(new ReplicaState(config.nodeId(), leaderEnd, nowMs, nowMs));
+        java.util.Map<Integer, ReplicaState> seen = new java.util.HashMap<>();
+        seen.put(config.nodeId(), new ReplicaState(config.nodeId(), leaderEnd, nowMs, nowMs));
         for (int i = 0; i < followers.size(); i++) {
             int id = nodeIdOf(RaftPeerId.valueOf(followers.get(i).getId().getId()));
             long end = match[i] + 1;
@@ -390,10 +591,25 @@ public final class MetadataQuorum implements AutoCloseable {
             if (end >= leaderEnd) {
                 lastCaughtUp.put(id, fetched);
             }
-            voters.add(new ReplicaState(id, end, fetched, lastCaughtUp.getOrDefault(id, -1L)));
+            seen.put(id, new ReplicaState(id, end, fetched, lastCaughtUp.getOrDefault(id, -1L)));
+        }
+        java.util.List<ReplicaState> voters = new java.util.ArrayList<>();
+        for (int id : membership.voters().keySet()) {
+            voters.add(seen.getOrDefault(id, new ReplicaState(id, -1, -1, -1)));
+        }
+        if (!membership.voters().containsKey(config.nodeId())) {
+            voters.add(seen.get(config.nodeId())); // a leader being removed still leads until the change commits
+        }
+        java.util.List<ReplicaState> observers = new java.util.ArrayList<>();
+        for (ReplicaState r : seen.values()) {
+            if (!membership.voters().containsKey(r.nodeId()) && r.nodeId() != config.nodeId()) {
+                observers.add(r);
+            }
         }
         voters.sort(java.util.Comparator.comparingInt(ReplicaState::nodeId));
-        return new QuorumState(config.nodeId(), term, division.getRaftLog().getLastCommittedIndex() + 1, voters);
+        observers.sort(java.util.Comparator.comparingInt(ReplicaState::nodeId));
+        return new QuorumState(config.nodeId(), term, division.getRaftLog().getLastCommittedIndex() + 1, voters,
+                observers, membership);
     }
 
     /** The term {@link #lastCaughtUp} was gathered in. */
@@ -504,7 +720,7 @@ public final class MetadataQuorum implements AutoCloseable {
 
         RaftServerConfigKeys.Rpc.setTimeoutMin(p, ms(config.electionTimeoutMinMs()));
         RaftServerConfigKeys.Rpc.setTimeoutMax(p, ms(config.electionTimeoutMaxMs()));
-        if (config.voters().size() == 1) {
+        if (config.voters().size() == 1 && config.role() == QuorumConfig.Role.VOTER) {
             // Nobody to compete with: a single voter need not wait a whole election timeout at start.
             RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(p, ms(10));
             RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(p, ms(20));

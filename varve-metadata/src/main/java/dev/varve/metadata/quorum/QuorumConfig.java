@@ -32,7 +32,13 @@ public final class QuorumConfig {
         /** Takes part in elections and commits; may become leader (the active controller). */
         VOTER,
         /** Receives every committed entry but never votes and never leads (a broker-only node). */
-        LISTENER
+        LISTENER,
+        /**
+         * A controller outside the initial voters and listeners (KIP-853's observer): it starts outside the
+         * Raft configuration, is added as a listener once it has announced itself to the active controller,
+         * and may then be made a voter (AddRaftVoter). Its membership lives in the Raft log from then on.
+         */
+        OBSERVER
     }
 
     /** Default lower bound of the randomized election timeout (production). */
@@ -70,6 +76,8 @@ public final class QuorumConfig {
     private final int maxEntryBytes;
     private final long logSegmentBytes;
     private final QuorumTls tls;
+    /** This node's Raft endpoint when it is neither a voter nor a listener (an {@link Role#OBSERVER}). */
+    private final InetSocketAddress observerAddress;
 
     private QuorumConfig(Builder b) {
         this.nodeId = b.nodeId;
@@ -86,6 +94,7 @@ public final class QuorumConfig {
         this.maxEntryBytes = b.maxEntryBytes;
         this.logSegmentBytes = b.logSegmentBytes;
         this.tls = b.tls;
+        this.observerAddress = b.observerAddress;
     }
 
     /** Mutual TLS on the quorum (Ratis over gRPC); null: plaintext (Ratis over Netty). */
@@ -179,14 +188,19 @@ public final class QuorumConfig {
         return listeners;
     }
 
-    /** {@link Role#VOTER} when this node is among the voters, otherwise {@link Role#LISTENER}. */
+    /**
+     * This node's role in the initial membership: {@link Role#VOTER} among the voters, {@link Role#LISTENER}
+     * among the listeners, otherwise {@link Role#OBSERVER}. Once the membership has changed (AddRaftVoter,
+     * RemoveRaftVoter) the Raft configuration decides, not this ({@link MetadataQuorum#membership()}).
+     */
     public Role role() {
-        return voters.containsKey(nodeId) ? Role.VOTER : Role.LISTENER;
+        return voters.containsKey(nodeId) ? Role.VOTER : listeners.containsKey(nodeId) ? Role.LISTENER : Role.OBSERVER;
     }
 
     /** The Raft endpoint this node binds to. */
     public InetSocketAddress address() {
-        return voters.containsKey(nodeId) ? voters.get(nodeId) : listeners.get(nodeId);
+        return voters.containsKey(nodeId) ? voters.get(nodeId)
+                : listeners.containsKey(nodeId) ? listeners.get(nodeId) : observerAddress;
     }
 
     public Path storageDir() {
@@ -261,6 +275,7 @@ public final class QuorumConfig {
         private int maxEntryBytes = DEFAULT_MAX_ENTRY_BYTES;
         private long logSegmentBytes = DEFAULT_LOG_SEGMENT_BYTES;
         private QuorumTls tls;
+        private InetSocketAddress observerAddress;
 
         private Builder(int nodeId, Map<Integer, InetSocketAddress> voters, Path storageDir) {
             this.nodeId = nodeId;
@@ -327,6 +342,15 @@ public final class QuorumConfig {
             return this;
         }
 
+        /**
+         * This node's Raft endpoint when its id is neither a voter nor a listener: it then starts as an
+         * {@link Role#OBSERVER}, outside the configuration until the active controller adds it.
+         */
+        public Builder observerAddress(InetSocketAddress address) {
+            this.observerAddress = address;
+            return this;
+        }
+
         /** Raft log segment size; only closed segments are purged after a snapshot. */
         public Builder logSegmentBytes(long bytes) {
             this.logSegmentBytes = bytes;
@@ -343,10 +367,17 @@ public final class QuorumConfig {
                     throw new IllegalArgumentException("node " + id + " is both a voter and a listener");
                 }
             }
-            if (!voters.containsKey(nodeId) && !listeners.containsKey(nodeId)) {
+            if (!voters.containsKey(nodeId) && !listeners.containsKey(nodeId) && observerAddress == null) {
                 throw new IllegalArgumentException("node.id " + nodeId + " is neither in controller.quorum.voters "
                         + voters.keySet() + " nor among the quorum listeners " + listeners.keySet()
-                        + ": a broker-only node needs a listener endpoint to follow the metadata log");
+                        + " and has no observer endpoint: it needs a Raft endpoint to follow the metadata log");
+            }
+            if (observerAddress != null && (voters.containsKey(nodeId) || listeners.containsKey(nodeId))) {
+                throw new IllegalArgumentException("node " + nodeId + " is in the initial membership: its endpoint comes"
+                        + " from there, not from an observer endpoint");
+            }
+            if (observerAddress != null && observerAddress.getPort() < 1) {
+                throw new IllegalArgumentException("observer " + nodeId + " needs a fixed port, got " + observerAddress);
             }
             checkIds(voters, "voter");
             checkIds(listeners, "listener");

@@ -106,6 +106,33 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             return t;
         });
         loader.addListener(this);
+        this.membership = new MembershipControl(nodeId, loader, time, this::run, this::register);
+    }
+
+    /** KIP-853: AddRaftVoter, RemoveRaftVoter and controllers announcing themselves. */
+    private final MembershipControl membership;
+
+    /** The cluster id AddRaftVoter and RemoveRaftVoter requests are checked against (Kafka's INCONSISTENT_CLUSTER_ID). */
+    public void setClusterId(String clusterId) {
+        membership.setClusterId(clusterId);
+    }
+
+    /** Event thread only: commits a controller's registration among the next decisions. */
+    private void register(MetadataRecord.ControllerRegistration registration) {
+        if (!active) {
+            return;
+        }
+        waiting.add(new Pending(null, new CompletableFuture<>(), registration));
+        drain();
+    }
+
+    private void serveAnnouncement(byte[] command, CompletableFuture<byte[]> result) {
+        MetadataQuorum q = quorum;
+        if (!active || q == null) {
+            result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " is not the active controller").encode());
+            return;
+        }
+        membership.announce(q, command, result);
     }
 
     /** Probes silent brokers' endpoints (null: brokers are fenced by session timeout only). */
@@ -242,7 +269,9 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     @Override
     public CompletableFuture<byte[]> handle(byte[] command) {
         CompletableFuture<byte[]> result = new CompletableFuture<>();
-        Runnable task = MetadataFetch.isFetch(command) ? () -> serveFetch(command, result) : () -> serve(command, result);
+        Runnable task = MetadataFetch.isFetch(command) ? () -> serveFetch(command, result)
+                : ControllerAnnouncement.isAnnouncement(command) ? () -> serveAnnouncement(command, result)
+                : () -> serve(command, result);
         if (!run(task)) {
             result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "controller " + nodeId + " is closed").encode());
         }
@@ -258,13 +287,16 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
     /** The listener name reported for the voters' endpoints in DescribeQuorum (controller.listener.names' first). */
     public void setControllerListenerName(String name) {
         this.controllerListenerName = name;
+        membership.setListenerName(name);
     }
 
     /**
      * Kafka's DescribeQuorum answered from Ratis' state ({@link MetadataQuorum#describe}): the leader,
-     * its epoch (the Raft term), the high watermark (commit index + 1) and each voter's log end and last
-     * fetch; no observers (brokers that are not voters read the metadata through the controller, not
-     * the Raft log). An unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION as from Kafka.
+     * its epoch (the Raft term), the high watermark (commit index + 1), each voter's and observer's log end
+     * and last fetch, with the directory ids the controllers registered (zero while unknown), and the
+     * voters' Raft endpoints. Observers are the controllers that follow the Raft log without voting;
+     * broker-only nodes read the metadata through the controller, not the Raft log, and are not listed. An
+     * unknown topic or partition gets UNKNOWN_TOPIC_OR_PARTITION as from Kafka.
      */
     private org.apache.kafka.common.message.DescribeQuorumResponseData describeQuorum(
             org.apache.kafka.common.message.DescribeQuorumRequestData request) {
@@ -287,30 +319,43 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             return org.apache.kafka.common.requests.DescribeQuorumResponse.singletonErrorResponse(METADATA_PARTITION,
                     Errors.NOT_LEADER_OR_FOLLOWER);
         }
-        List<org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState> voters = new ArrayList<>();
-        for (MetadataQuorum.ReplicaState r : state.voters()) {
-            voters.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState()
-                    .setReplicaId(r.nodeId()).setLogEndOffset(r.logEndOffset())
-                    .setLastFetchTimestamp(r.lastFetchTimestamp()).setLastCaughtUpTimestamp(r.lastCaughtUpTimestamp()));
-        }
+        java.util.Map<Integer, MetadataRecord.ControllerRegistration> registered = loader.image().controllers();
         org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData partition =
                 new org.apache.kafka.common.message.DescribeQuorumResponseData.PartitionData()
                         .setPartitionIndex(METADATA_PARTITION.partition())
                         .setLeaderId(state.leaderId())
                         .setLeaderEpoch((int) Math.min(Integer.MAX_VALUE, state.leaderEpoch()))
                         .setHighWatermark(state.highWatermark())
-                        .setCurrentVoters(voters)
-                        .setObservers(new ArrayList<>());
+                        .setCurrentVoters(replicaStates(state.voters(), registered))
+                        .setObservers(replicaStates(state.observers(), registered));
         org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection nodes =
                 new org.apache.kafka.common.message.DescribeQuorumResponseData.NodeCollection();
-        q.config().voters().forEach((id, address) -> {
+        state.membership().voters().forEach((id, address) -> {
+            MetadataRecord.ControllerRegistration r = registered.get(id);
+            boolean same = r != null && r.endpoint().port() == address.getPort()
+                    && r.endpoint().host().equals(address.getHostString());
             org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection listeners =
                     new org.apache.kafka.common.message.DescribeQuorumResponseData.ListenerCollection();
             listeners.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Listener()
-                    .setName(controllerListenerName).setHost(address.getHostString()).setPort(address.getPort()));
+                    .setName(same ? r.endpoint().name() : controllerListenerName)
+                    .setHost(address.getHostString()).setPort(address.getPort()));
             nodes.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.Node().setNodeId(id).setListeners(listeners));
         });
         return org.apache.kafka.common.requests.DescribeQuorumResponse.singletonResponse(METADATA_PARTITION, partition, nodes);
+    }
+
+    private static List<org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState> replicaStates(
+            List<MetadataQuorum.ReplicaState> replicas, java.util.Map<Integer, MetadataRecord.ControllerRegistration> registered) {
+        List<org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState> out = new ArrayList<>();
+        for (MetadataQuorum.ReplicaState r : replicas) {
+            MetadataRecord.ControllerRegistration reg = registered.get(r.nodeId());
+            out.add(new org.apache.kafka.common.message.DescribeQuorumResponseData.ReplicaState()
+                    .setReplicaId(r.nodeId())
+                    .setReplicaDirectoryId(reg == null ? org.apache.kafka.common.Uuid.ZERO_UUID : reg.directoryId())
+                    .setLogEndOffset(r.logEndOffset())
+                    .setLastFetchTimestamp(r.lastFetchTimestamp()).setLastCaughtUpTimestamp(r.lastCaughtUpTimestamp()));
+        }
+        return out;
     }
 
     private void serve(byte[] command, CompletableFuture<byte[]> result) {
@@ -337,6 +382,17 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             }
             return;
         }
+        if (request.key() == org.apache.kafka.common.protocol.ApiKeys.ADD_RAFT_VOTER
+                || request.key() == org.apache.kafka.common.protocol.ApiKeys.REMOVE_RAFT_VOTER) {
+            // a Raft configuration change, not a metadata decision: answered when Raft has committed it
+            try {
+                membership.handle(quorum, request, result);
+            } catch (RuntimeException e) {
+                LOG.warn("{} failed", request.key().name, e);
+                result.complete(ControllerReply.error(Errors.UNKNOWN_SERVER_ERROR, String.valueOf(e)).encode());
+            }
+            return;
+        }
         if (request.hasRequestId()) {
             // A retry of a command this controller is deciding, or one already committed (by any
             // controller): it gets the first attempt's answer, never a second decision.
@@ -352,17 +408,21 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             }
             pendingById.put(request.requestId(), result);
         }
-        waiting.add(new Pending(request, result));
+        waiting.add(new Pending(request, result, null));
         drain();
     }
 
-    /** A command waiting for its decision, or decided and waiting for its records to commit. */
-    private record Pending(ControllerEnvelope.Request request, CompletableFuture<byte[]> result) {
+    /**
+     * A command waiting for its decision, or decided and waiting for its records to commit; or (with a
+     * {@code registration} and no request) a controller's registration to record.
+     */
+    private record Pending(ControllerEnvelope.Request request, CompletableFuture<byte[]> result,
+                           MetadataRecord.ControllerRegistration registration) {
     }
 
     /** Event thread only: completes a command's future and forgets its request id. */
     private void finish(Pending p, byte[] reply) {
-        if (p.request().hasRequestId()) {
+        if (p.request() != null && p.request().hasRequestId()) {
             pendingById.remove(p.request().requestId(), p.result());
         }
         p.result().complete(reply);
@@ -384,6 +444,16 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             long nowMs = time.milliseconds();
             while (!waiting.isEmpty() && decided.size() < MAX_COMMANDS_PER_ENTRY && records.size() < MAX_RECORDS_PER_ENTRY) {
                 Pending p = waiting.poll();
+                if (p.registration() != null) {
+                    MetadataRecord.ControllerRegistration r = p.registration();
+                    if (!r.equals(projected.controllers().get(r.controllerId()))) {
+                        records.add(r);
+                        projected = projected.apply(projected.offset(), List.of(r));
+                    }
+                    decided.add(p);
+                    responses.add(new byte[0]);
+                    continue;
+                }
                 ControllerEnvelope.Request request = p.request();
                 ControllerResult<ApiMessage> decision;
                 byte[] response;

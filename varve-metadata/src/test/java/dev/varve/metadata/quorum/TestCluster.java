@@ -18,6 +18,8 @@ final class TestCluster implements AutoCloseable {
 
     final Map<Integer, InetSocketAddress> voters = new LinkedHashMap<>();
     final Map<Integer, InetSocketAddress> listeners = new LinkedHashMap<>();
+    /** Nodes outside the initial membership (KIP-853 observers), started with {@link #startObserver}. */
+    final Map<Integer, InetSocketAddress> observers = new LinkedHashMap<>();
     final Map<Integer, MetadataQuorum> running = new LinkedHashMap<>();
     final Map<Integer, RecordingListener> recorders = new LinkedHashMap<>();
     private final Path root;
@@ -49,6 +51,9 @@ final class TestCluster implements AutoCloseable {
                 .clusterId("test-cluster")
                 .electionTimeoutMs(TEST_ELECTION_MIN_MS, TEST_ELECTION_MAX_MS)
                 .requestTimeoutMs(5_000);
+        if (observers.containsKey(nodeId)) {
+            b.observerAddress(observers.get(nodeId));
+        }
         return tuning.apply(b).build();
     }
 
@@ -63,6 +68,12 @@ final class TestCluster implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         return listener;
+    }
+
+    /** Starts a node outside the initial membership on a free port; the leader must add it. */
+    RecordingListener startObserver(int nodeId, boolean snapshots) {
+        observers.computeIfAbsent(nodeId, id -> new InetSocketAddress("127.0.0.1", freePort()));
+        return start(nodeId, snapshots);
     }
 
     void startAll(boolean snapshots) {

@@ -360,6 +360,14 @@ public abstract class AbstractIndex implements AutoCloseable {
      */
     protected abstract void verifyEntries(ByteBuffer buffer, int fromSlot, int toSlot);
 
+    /**
+     * Points this index at its file's new path after its partition directory was renamed (a moved
+     * replica): the open mapping and append channel stay valid, later opens use the new path.
+     */
+    public synchronized void updateParentDir(File parentDir) {
+        file = new File(parentDir, file.getName());
+    }
+
     public synchronized void renameTo(File target) throws IOException {
         if (!absent && file.exists()) {
             DiskFaults.check(DiskFaults.Op.RENAME, target.toPath());

@@ -204,6 +204,11 @@ public final class TransactionIndex {
     }
 
     /** Renames the file (a segment swap or deletion suffix); a missing file just takes the new name. */
+    /** Points this index at its file's new path after its partition directory was renamed. */
+    public synchronized void updateParentDir(File parentDir) {
+        file = new File(parentDir, file.getName());
+    }
+
     public synchronized void renameTo(File to) throws IOException {
         if (file.exists()) {
             Files.move(file.toPath(), to.toPath(), StandardCopyOption.REPLACE_EXISTING);

@@ -110,7 +110,8 @@ public final class ChaosRunner {
     }
 
     /** What a run did: the checker's report, plus the faults injected. */
-    public record Result(Report report, TxnReport txnReport, List<String> faults, java.util.Set<Fault> kinds) {
+    public record Result(Report report, TxnReport txnReport, GroupReport groupReport, List<String> groupActions,
+                         List<String> faults, java.util.Set<Fault> kinds) {
     }
 
     private final Settings settings;
@@ -128,7 +129,7 @@ public final class ChaosRunner {
     public Result run(Path dir) throws Exception {
         try (SmallDisks disks = settings.diskFull() ? SmallDisks.mount(dir, 3) : null;
              VirtualNetwork network = settings.network() ? VirtualNetwork.create(3) : null;
-             TestCluster cluster = TestCluster.start(dir, 3, 0, Map.of(), network);
+             TestCluster cluster = TestCluster.start(dir, 3, 0, GroupWorkload.BROKER_SETTINGS, network);
              Admin admin = cluster.admin()) {
             this.network = network;
             // small segments, so that faults meet rolled segments and their indexes too
@@ -136,9 +137,11 @@ public final class ChaosRunner {
                     .configs(Map.of("min.insync.replicas", "2", "retention.ms", "-1",
                             "segment.bytes", "65536")))).all().get(60, TimeUnit.SECONDS);
             TxnWorkload.createTopics(admin);
+            GroupWorkload.createTopic(admin);
             awaitFullIsr(admin, 60_000);
 
             TxnWorkload txn = new TxnWorkload(cluster, settings.seed());
+            GroupWorkload group = new GroupWorkload(cluster, settings.seed());
             List<Thread> threads = new ArrayList<>();
             for (int i = 0; i < settings.producers(); i++) {
                 int process = i;
@@ -149,6 +152,7 @@ public final class ChaosRunner {
                 threads.add(start("chaos-consumer-" + i, () -> consume(cluster, process)));
             }
             txn.start();
+            group.start();
             nemesis(cluster, admin);
             // heal: every link and every node up, then give the cluster time to settle
             if (network != null) {
@@ -162,6 +166,7 @@ public final class ChaosRunner {
             long healed = System.nanoTime();
             history.heal(healed);
             txn.heal(healed);
+            group.heal(healed);
             awaitFullIsr(admin, 90_000);
             Thread.sleep(2_000); // some writes after the heal, acknowledged by the full ISR
             txn.awaitProgress(5, 2, 90_000); // transactions committed after the heal (the test asserts it)
@@ -171,9 +176,23 @@ public final class ChaosRunner {
             }
             txn.stop(admin);
             finalRead(cluster);
+            group.finish();
             Report report = Checker.check(history, new Checker.Options(120_000));
             TxnReport txnReport = TxnChecker.check(txn.history());
-            return new Result(report, txnReport, List.copyOf(faults), java.util.Set.copyOf(injected));
+            GroupReport groupReport = GroupChecker.check(group.history());
+            if (!groupReport.valid() || !groupReport.totals().settled() || !groupReport.totals().finalComplete()) {
+                Path evidence = Path.of("target", "chaos-group", "history-" + settings.seed() + ".txt");
+                group.history().dump(evidence);
+                for (TestCluster.Node n : cluster.nodes()) {
+                    java.nio.file.Files.writeString(evidence.resolveSibling("node-" + n.id + "-" + settings.seed() + ".log"), n.log());
+                }
+                faults.add("consumer-group history and the nodes' logs written to " + evidence.toAbsolutePath().getParent());
+            }
+            List<String> groupActions = new ArrayList<>();
+            groupActions.add("assignor " + group.assignor() + (group.regex() ? "" : "; no broker-side regex members"));
+            groupActions.addAll(group.actions());
+            return new Result(report, txnReport, groupReport, groupActions, List.copyOf(faults),
+                    java.util.Set.copyOf(injected));
         }
     }
 
@@ -289,7 +308,7 @@ public final class ChaosRunner {
             case LOSE_TAIL -> {
                 note("kill -9 node " + node.id + ", then lose its unflushed tails");
                 node.kill();
-                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT)) {
+                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT, GroupHistory.TOPIC)) {
                     for (String cut : TailCutter.cut(node.dataDir(), topic, random)) {
                         note("  node " + node.id + " " + cut);
                     }
@@ -382,7 +401,7 @@ public final class ChaosRunner {
         while (System.currentTimeMillis() < deadline) {
             try {
                 boolean full = true;
-                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT)) {
+                for (String topic : List.of(TOPIC, TxnHistory.INPUT, TxnHistory.OUTPUT, GroupHistory.TOPIC)) {
                     for (TopicPartitionInfo p : TestCluster.describe(admin, topic)) {
                         full &= p.isr().size() == 3 && p.leader() != null && !p.leader().isEmpty();
                     }

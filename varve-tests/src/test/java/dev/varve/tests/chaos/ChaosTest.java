@@ -13,9 +13,10 @@ import static org.assertj.core.api.Assertions.assertThat;
  * The fault-injection run ({@link ChaosRunner}) as a test: about a minute and a half of faults in the normal
  * suite; {@code -Dvarve.chaos.duration=10m} (or {@code bin/varve-chaos --duration 10m}) for a long run,
  * {@code -Dvarve.chaos.seed=N} to replay a schedule, {@code -Dvarve.chaos.faults=KILL,ISOLATE} to inject only
- * some {@link ChaosRunner.Fault}s. The network faults need root (network namespaces); without it the
- * run injects the process and disk faults only, and says so. The reports (plain and transactional,
- * {@link TxnWorkload}) are printed either way.
+ * some {@link ChaosRunner.Fault}s, {@code -Dvarve.chaos.group.regex=false} to leave the group's broker-side regex
+ * subscriptions out. The network faults need root (network namespaces); without it the
+ * run injects the process and disk faults only, and says so. The reports (plain, transactional
+ * ({@link TxnWorkload}) and consumer group ({@link GroupWorkload})) are printed either way.
  */
 class ChaosTest {
     @TempDir
@@ -40,6 +41,9 @@ class ChaosTest {
         result.faults().forEach(f -> System.out.println("  " + f));
         System.out.println(result.report());
         System.out.println(result.txnReport());
+        System.out.println("consumer-group membership changes:");
+        result.groupActions().forEach(a -> System.out.println("  " + a));
+        System.out.println(result.groupReport());
         assertThat(result.kinds()).as("every fault kind was injected").containsExactlyInAnyOrderElementsOf(settings.faults());
         assertThat(result.report().valid()).as("no anomaly (seed " + seed + ")\n" + result.report()).isTrue();
         assertThat(result.report().liveness().complete())
@@ -54,6 +58,23 @@ class ChaosTest {
         assertThat(txn.totals().processorCommitted()).as("consume-transform-produce transactions were committed").isGreaterThan(10);
         assertThat(txn.totals().writerCommittedAfterHeal()).as("transactions committed after the heal").isGreaterThan(0);
         assertThat(txn.totals().processorCommittedAfterHeal()).as("processor transactions committed after the heal").isGreaterThan(0);
+        GroupReport group = result.groupReport();
+        GroupReport.Totals g = group.totals();
+        assertThat(group.valid()).as("no consumer-group anomaly (seed " + seed + ")\n" + group).isTrue();
+        assertThat(g.settled()).as("the group settled after the heal: Stable, every partition owned by one member (seed "
+                + seed + ")\n" + group).isTrue();
+        assertThat(g.offsetsJudged()).as("the group's final offsets were read").isTrue();
+        assertThat(g.finalComplete()).as("the group committed every partition to its end (seed " + seed + ")\n" + group).isTrue();
+        assertThat(g.members()).as("members joined").isGreaterThanOrEqualTo(GroupWorkload.INITIAL_MEMBERS + 2);
+        if (Boolean.parseBoolean(System.getProperty("varve.chaos.group.regex", "true"))) {
+            assertThat(g.bySubscription().getOrDefault(GroupHistory.Subscription.REGEX, 0)).as("regex members").isPositive();
+        }
+        assertThat(g.stops(GroupHistory.Stop.LEAVE)).as("members left").isPositive();
+        assertThat(g.stops(GroupHistory.Stop.CRASH)).as("members crashed").isPositive();
+        assertThat(g.stops(GroupHistory.Stop.BOUNCE)).as("the static member restarted").isPositive();
+        assertThat(g.stalls()).as("members stalled past their poll interval").isPositive();
+        assertThat(g.commitsOk()).as("offsets were committed").isGreaterThan(100);
+        assertThat(g.ackedJudged()).as("acknowledged records judged against the final offsets").isGreaterThan(1_000);
     }
 
     /** "90s", "10m", "2h" or milliseconds. */

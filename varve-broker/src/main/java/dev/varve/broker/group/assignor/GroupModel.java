@@ -7,9 +7,12 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
  * An indexed, primitive view of an {@link AssignmentSpec} shared by the assignors.
@@ -37,7 +40,7 @@ final class GroupModel {
     GroupModel(AssignmentSpec spec, Comparator<MemberSpec> memberOrder) {
         List<MemberSpec> sorted = new ArrayList<>(spec.members());
         sorted.sort(memberOrder);
-        Set<String> seen = new java.util.HashSet<>(sorted.size() * 2);
+        Set<String> seen = new HashSet<>(sorted.size() * 2);
         for (MemberSpec m : sorted) {
             if (!seen.add(m.memberId())) {
                 throw new IllegalArgumentException("Duplicate member id " + m.memberId());
@@ -48,8 +51,12 @@ final class GroupModel {
 
         // Topics that exist and have at least one subscriber, in id order.
         Map<Uuid, TopicSpec> existing = spec.topics();
-        java.util.TreeSet<Uuid> used = new java.util.TreeSet<>();
+        TreeSet<Uuid> used = new TreeSet<>();
+        Set<Set<Uuid>> visited = Collections.newSetFromMap(new IdentityHashMap<>());
         for (MemberSpec m : sorted) {
+            if (!visited.add(m.subscribedTopicIds())) {
+                continue;
+            }
             for (Uuid id : m.subscribedTopicIds()) {
                 if (id != null && existing.containsKey(id)) {
                     used.add(id);
@@ -77,16 +84,23 @@ final class GroupModel {
         this.memberTopics = new int[memberCount][];
         int[] subscriberCounts = new int[t];
         int[] scratch = new int[t];
+        // Members often share one subscription Set instance: index each instance once.
+        Map<Set<Uuid>, int[]> indexed = new IdentityHashMap<>();
         for (int m = 0; m < memberCount; m++) {
-            int n = 0;
-            for (Uuid id : sorted.get(m).subscribedTopicIds()) {
-                Integer ti = id == null ? null : topicIndex.get(id);
-                if (ti != null) {
-                    scratch[n++] = ti;
+            Set<Uuid> subscription = sorted.get(m).subscribedTopicIds();
+            int[] topics = indexed.get(subscription);
+            if (topics == null) {
+                int n = 0;
+                for (Uuid id : subscription) {
+                    Integer ti = id == null ? null : topicIndex.get(id);
+                    if (ti != null) {
+                        scratch[n++] = ti;
+                    }
                 }
+                topics = Arrays.copyOf(scratch, n);
+                Arrays.sort(topics); // a Set has no duplicates
+                indexed.put(subscription, topics);
             }
-            int[] topics = Arrays.copyOf(scratch, n);
-            Arrays.sort(topics); // a Set has no duplicates
             memberTopics[m] = topics;
             for (int ti : topics) {
                 subscriberCounts[ti]++;

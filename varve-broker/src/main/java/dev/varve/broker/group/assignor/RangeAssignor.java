@@ -2,9 +2,11 @@ package dev.varve.broker.group.assignor;
 
 import org.apache.kafka.common.Uuid;
 
+import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -53,8 +55,7 @@ public final class RangeAssignor implements ServerAssignor {
     public Map<String, Map<Uuid, Set<Integer>>> assign(AssignmentSpec spec) {
         GroupModel model = new GroupModel(spec, ORDER);
         int members = model.memberCount;
-        @SuppressWarnings("unchecked")
-        Map<Uuid, Set<Integer>>[] maps = new Map[members];
+        List<Map<Uuid, Set<Integer>>> maps = new ArrayList<>(Collections.nCopies(members, null));
         for (int t = 0; t < model.topicCount(); t++) {
             int[] subs = model.subscribers[t];
             int n = subs.length;
@@ -65,17 +66,17 @@ public final class RangeAssignor implements ServerAssignor {
             for (int k = 0; k < n && next < p; k++) {
                 int end = next + quota + (k < extra ? 1 : 0);
                 int m = subs[k];
-                if (maps[m] == null) {
-                    maps[m] = new HashMap<>();
+                if (maps.get(m) == null) {
+                    maps.set(m, new HashMap<>());
                 }
-                maps[m].put(model.topicIds[t], IntSets.range(next, end));
+                maps.get(m).put(model.topicIds[t], IntSets.range(next, end));
                 next = end;
             }
         }
         Map<String, Map<Uuid, Set<Integer>>> result = new HashMap<>(members * 4 / 3 + 1);
         for (int m = 0; m < members; m++) {
             result.put(model.members.get(m).memberId(),
-                maps[m] == null ? Map.of() : Collections.unmodifiableMap(maps[m]));
+                maps.get(m) == null ? Map.of() : Collections.unmodifiableMap(maps.get(m)));
         }
         return Collections.unmodifiableMap(result);
     }

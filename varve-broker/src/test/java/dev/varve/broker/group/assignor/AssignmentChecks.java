@@ -37,8 +37,9 @@ final class AssignmentChecks {
 
     /**
      * A random spec: {@code topics} topics with 1..maxPartitions partitions; {@code members}
-     * members (some static) subscribing either all to the same random topics (homogeneous) or each
-     * to a random subset, sometimes including ids of topics that do not exist. Inputs are
+     * members (some static) subscribing either all to the same random topics (homogeneous: a few
+     * then subscribe to nothing that exists) or each to a random subset, sometimes including ids
+     * of topics that do not exist. Inputs are
      * unmodifiable, so an assignor that mutates them fails.
      */
     static AssignmentSpec randomSpec(Random rnd, int members, int topics, int maxPartitions, boolean homogeneous,
@@ -61,6 +62,10 @@ final class AssignmentChecks {
             } while (!used.add(memberId));
             String instanceId = rnd.nextInt(3) == 0 ? "instance-" + m : null;
             Set<Uuid> subscription = homogeneous ? shared : randomSubscription(rnd, ids, unknown);
+            if (homogeneous && rnd.nextInt(8) == 0) {
+                // still homogeneous: a member with nothing (existing) to consume takes no part
+                subscription = rnd.nextBoolean() ? Set.of() : Set.of(unknown.get(0));
+            }
             list.add(new MemberSpec(memberId, instanceId, rnd.nextBoolean() ? "rack" + rnd.nextInt(3) : null,
                 subscription, Map.of()));
         }
@@ -168,6 +173,11 @@ final class AssignmentChecks {
             }
         }
         return s;
+    }
+
+    /** The members with at least one existing subscribed topic. */
+    static List<MemberSpec> active(AssignmentSpec spec) {
+        return spec.members().stream().filter(m -> !effective(spec, m).isEmpty()).toList();
     }
 
     static boolean homogeneous(AssignmentSpec spec) {
