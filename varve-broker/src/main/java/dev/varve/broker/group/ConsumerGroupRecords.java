@@ -144,7 +144,6 @@ public final class ConsumerGroupRecords {
             int groupEpoch;
             long metadataHash;
             int assignmentEpoch;
-            boolean exists;
             final Map<String, ConsumerGroupMemberMetadataValue> metadata = new LinkedHashMap<>();
             final Map<String, Map<Uuid, Set<Integer>>> target = new HashMap<>();
             final Map<String, ConsumerGroupCurrentMemberAssignmentValue> current = new HashMap<>();
@@ -230,9 +229,7 @@ public final class ConsumerGroupRecords {
         }
 
         private Partial partial(String groupId) {
-            Partial p = groups.computeIfAbsent(groupId, g -> new Partial());
-            p.exists = true;
-            return p;
+            return groups.computeIfAbsent(groupId, g -> new Partial());
         }
 
         /** The groups replayed so far, as states (members need both their metadata and assignment). */
