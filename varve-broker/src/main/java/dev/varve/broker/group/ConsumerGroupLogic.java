@@ -134,7 +134,8 @@ public final class ConsumerGroupLogic {
             }
         }
         ConsumerGroupMember before = member;
-        ConsumerGroupMember updated = member.withMetadata(
+        Map<Uuid, Set<Integer>> owned = owned(req.topicPartitions());
+        ConsumerGroupMember updated = member.acknowledging(owned, epoch == 0).withMetadata(
                 req.rackId() != null ? req.rackId() : member.rackId(), clientId, clientHost,
                 req.subscribedTopicNames() != null ? ConsumerGroupMember.sortedDistinct(req.subscribedTopicNames())
                         : member.subscribedTopicNames(),
@@ -157,7 +158,10 @@ public final class ConsumerGroupLogic {
         }
         ConsumerGroupState interim = state.with(groupEpoch, assignmentEpoch, hash, members, target);
         ConsumerGroupMember reconciled = updated.reconcile(assignmentEpoch, interim.targetOf(memberId),
-                owned(req.topicPartitions()), interim.ownedByOtherThan(memberId));
+                owned, interim.ownedByOtherThan(memberId), t -> topics.nameOf(t) != null);
+        if (epoch == 0) {
+            reconciled = reconciled.sentInFull(); // the answer carries the whole assignment to a member that has nothing
+        }
         members.put(memberId, reconciled);
         ConsumerGroupState next = reconciled == updated ? interim
                 : state.with(groupEpoch, assignmentEpoch, hash, members, target);

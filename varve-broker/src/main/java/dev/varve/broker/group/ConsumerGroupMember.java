@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.BiPredicate;
+import java.util.function.Predicate;
 
 /**
  * A member of a KIP-848 consumer group, immutable: every change makes a new one, so the group's
@@ -23,11 +24,16 @@ import java.util.function.BiPredicate;
  *                             was lost may still send it)
  * @param assigned             partitions the member owns, by topic id
  * @param pendingRevocation    partitions the member still owns but must give up before it moves on
+ * @param unacknowledged       partitions of {@code assigned} sent to the member that it has not yet reported
+ *                             owning: its client may be reconciling towards them, so a report without them
+ *                             does not show that it gave them up (kept in memory only; a coordinator that
+ *                             loads the group counts every assigned partition here until the member reports it)
  */
 public record ConsumerGroupMember(String memberId, String instanceId, String rackId, String clientId, String clientHost,
                                   List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
                                   int rebalanceTimeoutMs, int memberEpoch, int previousMemberEpoch, MemberState state,
-                                  Map<Uuid, Set<Integer>> assigned, Map<Uuid, Set<Integer>> pendingRevocation) {
+                                  Map<Uuid, Set<Integer>> assigned, Map<Uuid, Set<Integer>> pendingRevocation,
+                                  Map<Uuid, Set<Integer>> unacknowledged) {
     /** The epoch a static member leaves with (it keeps its assignment until its session ends). */
     public static final int LEAVE_STATIC = -2;
     /** The epoch a member leaves with. */
@@ -63,6 +69,16 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
         subscribedTopicNames = List.copyOf(subscribedTopicNames);
         assigned = freeze(assigned);
         pendingRevocation = freeze(pendingRevocation);
+        unacknowledged = freeze(intersect(unacknowledged, assigned));
+    }
+
+    /** A member as its records describe it: every assigned partition unacknowledged until the member reports it. */
+    public ConsumerGroupMember(String memberId, String instanceId, String rackId, String clientId, String clientHost,
+                               List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
+                               int rebalanceTimeoutMs, int memberEpoch, int previousMemberEpoch, MemberState state,
+                               Map<Uuid, Set<Integer>> assigned, Map<Uuid, Set<Integer>> pendingRevocation) {
+        this(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames, subscribedTopicRegex, serverAssignor,
+                rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned, pendingRevocation, assigned);
     }
 
     /** A member that has just joined: no assignment, epoch 0. */
@@ -70,7 +86,7 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
                                        String clientHost, List<String> topics, String regex, String assignor,
                                        int rebalanceTimeoutMs) {
         return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, sortedDistinct(topics), regex,
-                assignor, rebalanceTimeoutMs, 0, 0, MemberState.STABLE, Map.of(), Map.of());
+                assignor, rebalanceTimeoutMs, 0, 0, MemberState.STABLE, Map.of(), Map.of(), Map.of());
     }
 
     static List<String> sortedDistinct(List<String> topics) {
@@ -106,25 +122,59 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
     ConsumerGroupMember withMetadata(String rackId, String clientId, String clientHost, List<String> topics, String regex,
                                      String assignor, int rebalanceTimeoutMs) {
         return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, topics, regex, assignor,
-                rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned, pendingRevocation);
+                rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned, pendingRevocation, unacknowledged);
     }
 
     ConsumerGroupMember withEpoch(int epoch) {
         return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                 subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, epoch, memberEpoch, state, assigned,
-                pendingRevocation);
+                pendingRevocation, unacknowledged);
+    }
+
+    /**
+     * What the member's heartbeat tells about the partitions it was sent: those it reports owning
+     * ({@code owned}, null when it did not report) are acknowledged. A member (re)joining with epoch 0 owns
+     * nothing and has been sent nothing yet, so it has nothing to acknowledge.
+     */
+    ConsumerGroupMember acknowledging(Map<Uuid, Set<Integer>> owned, boolean joining) {
+        Map<Uuid, Set<Integer>> left;
+        if (joining) {
+            left = Map.of();
+        } else if (owned == null || unacknowledged.isEmpty()) {
+            return this;
+        } else {
+            left = new HashMap<>();
+            unacknowledged.forEach((t, ps) -> {
+                Set<Integer> rest = new HashSet<>(ps);
+                rest.removeAll(owned.getOrDefault(t, Set.of()));
+                left.put(t, rest);
+            });
+        }
+        return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
+                subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned,
+                pendingRevocation, left);
+    }
+
+    /** After a (re)join, everything in the answer is on its way to the member: all of it unacknowledged. */
+    ConsumerGroupMember sentInFull() {
+        return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
+                subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned,
+                pendingRevocation, assigned);
     }
 
     /** This member under a new member id (a static member back with a new id takes its old place). */
     ConsumerGroupMember withMemberId(String newMemberId, String clientId, String clientHost) {
         return new ConsumerGroupMember(newMemberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                 subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state,
-                assigned, pendingRevocation);
+                assigned, pendingRevocation, unacknowledged);
     }
 
     /**
      * The member moved one step towards its target assignment (Kafka's CurrentAssignmentBuilder):
      * <ul>
+     *   <li>while a partition it must give up was sent to it and it has not reported owning it, it waits
+     *       as it is: its client may still be reconciling towards it, and a report without it proves nothing
+     *       (partitions of deleted topics excepted: {@code topicExists});</li>
      *   <li>while it still owns partitions it must revoke, it waits ({@link MemberState#UNREVOKED_PARTITIONS})
      *       until {@code owned} (what it reported, null if it did not) no longer holds any of them;</li>
      *   <li>then it keeps the partitions both assignments share and gives up the others, which it must
@@ -136,28 +186,28 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
      * A member never owns a partition another member owns or must still revoke.
      */
     ConsumerGroupMember reconcile(int targetEpoch, Map<Uuid, Set<Integer>> target, Map<Uuid, Set<Integer>> owned,
-                                  BiPredicate<Uuid, Integer> ownedByOther) {
+                                  BiPredicate<Uuid, Integer> ownedByOther, Predicate<Uuid> topicExists) {
         switch (state) {
             case UNREVOKED_PARTITIONS -> {
                 if (owned == null || !containsAll(assigned, owned)) {
                     return this;
                 }
-                return nextAssignment(targetEpoch, target, owned, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther, topicExists);
             }
             case UNRELEASED_PARTITIONS, UNKNOWN -> {
-                return nextAssignment(targetEpoch, target, owned, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther, topicExists);
             }
             default -> {
                 if (memberEpoch == targetEpoch) {
                     return this;
                 }
-                return nextAssignment(targetEpoch, target, owned, ownedByOther);
+                return nextAssignment(targetEpoch, target, owned, ownedByOther, topicExists);
             }
         }
     }
 
     private ConsumerGroupMember nextAssignment(int targetEpoch, Map<Uuid, Set<Integer>> target, Map<Uuid, Set<Integer>> owned,
-                                               BiPredicate<Uuid, Integer> ownedByOther) {
+                                               BiPredicate<Uuid, Integer> ownedByOther, Predicate<Uuid> topicExists) {
         Map<Uuid, Set<Integer>> keep = new HashMap<>();
         Map<Uuid, Set<Integer>> revoke = new HashMap<>();
         Map<Uuid, Set<Integer>> next = new HashMap<>();
@@ -168,10 +218,13 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
                 (wanted.contains(p) ? keep : revoke).computeIfAbsent(e.getKey(), k -> new HashSet<>()).add(p);
             }
         }
+        if (awaitsAcknowledgement(revoke, topicExists)) {
+            return this;
+        }
         if (!revoke.isEmpty() && ownsAny(owned, revoke)) {
             return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                     subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, memberEpoch, previousMemberEpoch,
-                    MemberState.UNREVOKED_PARTITIONS, keep, revoke);
+                    MemberState.UNREVOKED_PARTITIONS, keep, revoke, unacknowledged);
         }
         for (Map.Entry<Uuid, Set<Integer>> e : target.entrySet()) {
             Set<Integer> have = assigned.getOrDefault(e.getKey(), Set.of());
@@ -183,10 +236,53 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
                 }
             }
         }
+        Map<Uuid, Set<Integer>> sent = new HashMap<>();
+        unacknowledged.forEach((t, ps) -> sent.put(t, new HashSet<>(ps)));
+        next.forEach((t, ps) -> {
+            Set<Integer> had = assigned.getOrDefault(t, Set.of());
+            for (int p : ps) {
+                if (!had.contains(p)) {
+                    sent.computeIfAbsent(t, k -> new HashSet<>()).add(p);
+                }
+            }
+        });
         int previous = targetEpoch == memberEpoch ? previousMemberEpoch : memberEpoch;
         return new ConsumerGroupMember(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames,
                 subscribedTopicRegex, serverAssignor, rebalanceTimeoutMs, targetEpoch, previous,
-                unreleased ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE, next, Map.of());
+                unreleased ? MemberState.UNRELEASED_PARTITIONS : MemberState.STABLE, next, Map.of(), sent);
+    }
+
+    /**
+     * Whether one of {@code revoke} was sent to the member and not yet reported owned: its client may hold it
+     * soon whatever it reports now, so it is not given up yet. A deleted topic's partitions nobody else can get.
+     */
+    private boolean awaitsAcknowledgement(Map<Uuid, Set<Integer>> revoke, Predicate<Uuid> topicExists) {
+        for (Map.Entry<Uuid, Set<Integer>> e : revoke.entrySet()) {
+            Set<Integer> sent = unacknowledged.getOrDefault(e.getKey(), Set.of());
+            if (!sent.isEmpty() && topicExists.test(e.getKey())) {
+                for (int p : e.getValue()) {
+                    if (sent.contains(p)) {
+                        return true;
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    /** The partitions of {@code a} that are also in {@code b}. */
+    private static Map<Uuid, Set<Integer>> intersect(Map<Uuid, Set<Integer>> a, Map<Uuid, Set<Integer>> b) {
+        if (a.isEmpty() || a == b) {
+            return a;
+        }
+        Map<Uuid, Set<Integer>> out = new HashMap<>();
+        a.forEach((t, ps) -> {
+            Set<Integer> in = b.getOrDefault(t, Set.of());
+            Set<Integer> both = new HashSet<>(ps);
+            both.retainAll(in);
+            out.put(t, both);
+        });
+        return out;
     }
 
     /**

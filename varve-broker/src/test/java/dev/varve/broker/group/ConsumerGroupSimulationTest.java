@@ -25,8 +25,9 @@ import static org.assertj.core.api.Assertions.fail;
 /**
  * Thousands of random histories of a KIP-848 group through the real protocol code
  * ({@link ConsumerGroupLogic}) and its records ({@link ConsumerGroupRecords}), with clients that
- * behave as Kafka's consumer does: they reconcile what they are told (revoke, then assign), report what
- * they own, rejoin when fenced, resend everything after a lost response. Members join, leave, leave as
+ * behave as Kafka's consumer does: they reconcile what they are told (revoke, then assign) some time after
+ * they are told, report what they have reconciled only when it changed (so it may lag behind the
+ * assignment they were sent), rejoin when fenced, resend everything after a lost response. Members join, leave, leave as
  * static members and come back under a new id, crash (their session expires), change subscriptions;
  * topics grow partitions. After every step:
  * <ul>
@@ -103,7 +104,18 @@ class ConsumerGroupSimulationTest {
         int epoch;
         List<String> topics;
         String regex;
+        /** What the client has reconciled: its callbacks ran, it consumes these partitions. */
         final Map<Uuid, Set<Integer>> owned = new HashMap<>();
+        /**
+         * The latest assignment received, and its local epoch (bumped when a different one arrives): the
+         * client reconciles towards it some time later. As the Java client, it reports what it owns after
+         * each reconciliation (a new local epoch) and not otherwise.
+         */
+        Map<Uuid, Set<Integer>> target = new HashMap<>();
+        int targetEpoch;
+        int ownedEpoch;
+        /** The local epoch of the owned partitions the last heartbeat carried; -1 forces the next one to carry them. */
+        int sentEpoch = -1;
         /** The next heartbeat carries every field (a join, or after an error or a lost response). */
         boolean full = true;
         boolean subscriptionChanged = true;
@@ -123,11 +135,17 @@ class ConsumerGroupSimulationTest {
             if (full || epoch == 0) {
                 r.setRebalanceTimeoutMs(30_000).setSubscribedTopicNames(topics).setSubscribedTopicRegex(regex == null ? "" : regex)
                         .setTopicPartitions(ownedList());
+                sentEpoch = ownedEpoch;
             } else {
                 if (subscriptionChanged) {
                     r.setSubscribedTopicNames(topics);
                 }
-                r.setTopicPartitions(ownedList()); // the Java client sends them when they changed; always is allowed
+                // as the Java client: the owned partitions only when they changed since the last heartbeat, and
+                // they are what it has reconciled, which may lag behind what it was last told
+                if (ownedEpoch != sentEpoch) {
+                    r.setTopicPartitions(ownedList());
+                    sentEpoch = ownedEpoch;
+                }
             }
             return r;
         }
@@ -147,16 +165,40 @@ class ConsumerGroupSimulationTest {
             subscriptionChanged = false;
             epoch = r.memberEpoch();
             if (r.assignment() != null) {
-                owned.clear(); // revoke what is gone, then take what is new: owned becomes the assignment
+                Map<Uuid, Set<Integer>> received = new HashMap<>();
                 for (ConsumerGroupHeartbeatResponseData.TopicPartitions tp : r.assignment().topicPartitions()) {
-                    owned.put(tp.topicId(), new HashSet<>(tp.partitions()));
+                    if (!tp.partitions().isEmpty()) {
+                        received.put(tp.topicId(), new HashSet<>(tp.partitions()));
+                    }
+                }
+                if (!received.equals(target)) {
+                    target = received;
+                    targetEpoch++;
                 }
             }
         }
 
+        /** The reconciliation of the latest assignment received ends: revoke what is gone, take what is new. */
+        void reconcile() {
+            if (ownedEpoch != targetEpoch) {
+                owned.clear();
+                target.forEach((t, ps) -> owned.put(t, new HashSet<>(ps)));
+                ownedEpoch = targetEpoch;
+            }
+        }
+
+        /** Everything dropped (fenced, left, restarted). */
+        void reset() {
+            owned.clear();
+            target = new HashMap<>();
+            targetEpoch++;
+            ownedEpoch = targetEpoch;
+            sentEpoch = -1;
+        }
+
         /** FENCED_MEMBER_EPOCH / UNKNOWN_MEMBER_ID: drop everything and rejoin with the same id (KIP-1082). */
         void fenced() {
-            owned.clear();
+            reset();
             epoch = 0;
             full = true;
         }
@@ -197,6 +239,7 @@ class ConsumerGroupSimulationTest {
             for (int round = 0; round < 30; round++) { // calm: everyone heartbeats until the group settles
                 for (Client c : List.copyOf(live)) {
                     heartbeat(c, false);
+                    c.reconcile();
                 }
                 check();
             }
@@ -215,7 +258,7 @@ class ConsumerGroupSimulationTest {
                 c.memberId = Uuid.randomUuid().toString(); // back after a restart: a new member id
                 c.epoch = 0;
                 c.full = true;
-                c.owned.clear();
+                c.reset();
                 live.add(c);
                 heartbeat(c, false);
             } else if (dice < 18) {
@@ -232,6 +275,8 @@ class ConsumerGroupSimulationTest {
             } else if (dice < 25 && !away.isEmpty()) {
                 Client c = away.remove(random.nextInt(away.size())); // its session expired while away
                 install(logic.remove(state, c.memberId));
+            } else if (dice < 50) {
+                pick().reconcile(); // a client's callbacks ran: it now owns what it was last told
             } else {
                 heartbeat(pick(), random.nextInt(10) == 0);
             }
@@ -265,7 +310,7 @@ class ConsumerGroupSimulationTest {
                     .setMemberId(c.memberId).setInstanceId(c.instanceId)
                     .setMemberEpoch(temporarily ? ConsumerGroupMember.LEAVE_STATIC : ConsumerGroupMember.LEAVE);
             live.remove(c);
-            c.owned.clear();
+            c.reset();
             try {
                 ConsumerGroupLogic.Step s = logic.heartbeat(state, r, (short) 1, c.name, "/h", topics, null);
                 install(s.next());
@@ -292,6 +337,7 @@ class ConsumerGroupSimulationTest {
             assertThat(s.response().memberEpoch()).as("%s's epoch after a heartbeat", c.name).isPositive();
             if (loseResponse) {
                 c.full = true; // the client timed out: it resends everything
+                c.sentEpoch = -1;
             } else {
                 c.onResponse(s.response());
             }
@@ -333,7 +379,11 @@ class ConsumerGroupSimulationTest {
             assertThat(rebuilt.groupEpoch()).as("group epoch").isEqualTo(state.groupEpoch());
             assertThat(rebuilt.assignmentEpoch()).as("assignment epoch").isEqualTo(state.assignmentEpoch());
             assertThat(rebuilt.metadataHash()).as("metadata hash").isEqualTo(state.metadataHash());
-            assertThat(rebuilt.members()).as("members").isEqualTo(state.members());
+            // what each member has acknowledged is kept in memory only: a coordinator loading the group counts
+            // every assigned partition as unacknowledged
+            Map<String, ConsumerGroupMember> loaded = new LinkedHashMap<>();
+            state.members().forEach((id, m) -> loaded.put(id, m.acknowledging(null, false).sentInFull()));
+            assertThat(rebuilt.members()).as("members").isEqualTo(loaded);
             assertThat(rebuilt.target()).as("target").isEqualTo(state.target());
         }
 
