@@ -69,7 +69,8 @@ public final class VoterChanges {
 
     /**
      * The voter to remove leads: Raft cannot remove its own leader cleanly, so leadership moves to
-     * {@code successor} first and the request is decided again there.
+     * {@code successor} first and the request is decided again there. The successor is a voter the leader
+     * hears from, preferring one that fewer failed transfers were tried to (then the lowest id).
      */
     public record TransferLeadership(int successor) implements Decision {
     }
@@ -142,6 +143,17 @@ public final class VoterChanges {
     public static Decision removeVoter(RemoveRaftVoterRequestData request, String clusterId, int leaderId,
                                        Membership membership, Map<Integer, ControllerRegistration> registered,
                                        Set<Integer> reachable) {
+        return removeVoter(request, clusterId, leaderId, membership, registered, reachable, Map.of());
+    }
+
+    /**
+     * RemoveRaftVoter decided again after leadership transfers failed ({@code transfersTried}: how many
+     * were tried to each voter), so that removing the leader tries another successor next (a reachable
+     * voter tried least, then the lowest id) rather than the same one over and over.
+     */
+    public static Decision removeVoter(RemoveRaftVoterRequestData request, String clusterId, int leaderId,
+                                       Membership membership, Map<Integer, ControllerRegistration> registered,
+                                       Set<Integer> reachable, Map<Integer, Integer> transfersTried) {
         Refuse wrongCluster = checkCluster(request.clusterId(), clusterId);
         if (wrongCluster != null) {
             return wrongCluster;
@@ -166,8 +178,8 @@ public final class VoterChanges {
         }
         if (id == leaderId) {
             int successor = -1;
-            for (int other : membership.voters().keySet()) {
-                if (other != id && (successor < 0 || reachable.contains(other) && !reachable.contains(successor))) {
+            for (int other : membership.voters().keySet()) { // ascending ids: only a strictly better one replaces
+                if (other != id && (successor < 0 || betterSuccessor(other, successor, reachable, transfersTried))) {
                     successor = other;
                 }
             }
@@ -215,6 +227,13 @@ public final class VoterChanges {
 
     /** The outcome of a controller's announcement: a registration record to commit (or null) and what to do. */
     public record Announcement(ControllerRegistration record, Decision decision) {
+    }
+
+    private static boolean betterSuccessor(int a, int b, Set<Integer> reachable, Map<Integer, Integer> tried) {
+        if (reachable.contains(a) != reachable.contains(b)) {
+            return reachable.contains(a);
+        }
+        return tried.getOrDefault(a, 0) < tried.getOrDefault(b, 0);
     }
 
     private static Refuse checkCluster(String requested, String clusterId) {

@@ -129,6 +129,24 @@ class VoterChangesTest {
     }
 
     @Test
+    void afterFailedTransfersTheLeaderTriesTheReachableVoterTriedLeast() {
+        Membership m = new Membership(Map.of(1, at(1), 2, at(2), 3, at(3), 4, at(4), 5, at(5)), Map.of(), false);
+        Map<Integer, ControllerRegistration> reg = registered(1, 2, 3, 4, 5);
+        Set<Integer> reachable = Set.of(1, 3, 4); // 5 is not heard from
+        assertThat(VoterChanges.removeVoter(remove(2, dir(2)), CLUSTER, 2, m, reg, reachable, Map.of()))
+                .isEqualTo(new TransferLeadership(1));
+        assertThat(VoterChanges.removeVoter(remove(2, dir(2)), CLUSTER, 2, m, reg, reachable, Map.of(1, 1)))
+                .isEqualTo(new TransferLeadership(3));
+        assertThat(VoterChanges.removeVoter(remove(2, dir(2)), CLUSTER, 2, m, reg, reachable, Map.of(1, 1, 3, 1)))
+                .isEqualTo(new TransferLeadership(4));
+        // every reachable voter was tried once: round again, never to the one it does not hear from
+        assertThat(VoterChanges.removeVoter(remove(2, dir(2)), CLUSTER, 2, m, reg, reachable, Map.of(1, 1, 3, 1, 4, 1)))
+                .isEqualTo(new TransferLeadership(1));
+        assertThat(VoterChanges.removeVoter(remove(2, dir(2)), CLUSTER, 2, m, reg, reachable, Map.of(1, 2, 3, 1, 4, 1)))
+                .isEqualTo(new TransferLeadership(3));
+    }
+
+    @Test
     void removeVoterRefusesBadInputWithKafkasErrors() {
         Membership m = threeAndAnObserver();
         Map<Integer, ControllerRegistration> reg = registered(1, 2, 3, 4);

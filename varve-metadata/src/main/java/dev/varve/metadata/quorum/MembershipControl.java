@@ -35,7 +35,11 @@ import org.slf4j.LoggerFactory;
  * caller tries again). A retry of a request (same request id, as the Ratis client resends a command whose
  * attempt took a second) joins the running change or gets its answer. Removing the leader first hands
  * leadership to another voter and answers NOT_CONTROLLER, so the sender asks the new leader, which
- * removes it.
+ * removes it. A transfer that fails (Ratis' DIFFERENT_LEADER when the transferee's election was lost and
+ * this node or a third voter leads again, or TIMED_OUT) does not fail the request: when another node
+ * leads now the answer is NOT_CONTROLLER too (that leader removes this node); while this node still
+ * leads, the removal is decided again and the transfer retried, to the reachable voter tried least, for
+ * up to {@link #TRANSFER_DEADLINE_MS}; only then is it REQUEST_TIMED_OUT.
  *
  * <p>Runs on the controller's event thread only (all methods, and the completions it schedules through
  * {@code eventThread}); never blocks: Raft's answers complete futures.
@@ -49,11 +53,38 @@ final class MembershipControl {
     static final long CAUGHT_UP_MAX_LAG_ENTRIES = 1_000;
     /** Answers of finished changes kept for their late retries. */
     private static final int ANSWERS_KEPT = 64;
+    /**
+     * How long RemoveRaftVoter of the leader starts new leadership transfers for (each may take Ratis'
+     * transfer timeout, 4 election timeouts); well inside the 30 s a broker's channel and Kafka's admin
+     * client wait for the answer.
+     */
+    static final long TRANSFER_DEADLINE_MS = 15_000;
+    /** The pause before a failed leadership transfer is tried again. */
+    static final long TRANSFER_RETRY_BACKOFF_MS = 200;
+
+    /** What membership changes need of the metadata quorum: {@link MetadataQuorum} (a fake in unit tests). */
+    interface Raft {
+        MetadataQuorum.Membership membership();
+
+        /** @throws NotQuorumLeaderException when this member does not lead */
+        MetadataQuorum.QuorumState describe(long nowMs);
+
+        CompletableFuture<Void> changeMembership(MetadataQuorum.Membership expected, Map<Integer, InetSocketAddress> voters,
+                                                 Map<Integer, InetSocketAddress> observers);
+
+        CompletableFuture<Void> transferLeadership(int nodeId);
+    }
+
+    /** Runs a task on the controller's event thread after a delay; false when the controller is closed. */
+    interface Later {
+        boolean schedule(long delayMs, Runnable task);
+    }
 
     private final int nodeId;
     private final MetadataLoader loader;
     private final Time time;
     private final Consumer<Runnable> eventThread;
+    private final Later later;
     private final Consumer<MetadataRecord.ControllerRegistration> register;
     private volatile String clusterId;
     private volatile String listenerName = "CONTROLLER";
@@ -70,14 +101,16 @@ final class MembershipControl {
 
     /**
      * @param eventThread runs a task on the controller's event thread
+     * @param later       runs a task on the controller's event thread after a delay
      * @param register    commits a controller's registration record (through the controller's decisions)
      */
-    MembershipControl(int nodeId, MetadataLoader loader, Time time, Consumer<Runnable> eventThread,
+    MembershipControl(int nodeId, MetadataLoader loader, Time time, Consumer<Runnable> eventThread, Later later,
                       Consumer<MetadataRecord.ControllerRegistration> register) {
         this.nodeId = nodeId;
         this.loader = loader;
         this.time = time;
         this.eventThread = eventThread;
+        this.later = later;
         this.register = register;
     }
 
@@ -90,7 +123,7 @@ final class MembershipControl {
     }
 
     /** AddRaftVoter or RemoveRaftVoter from a client (forwarded by a broker). */
-    void handle(MetadataQuorum quorum, ControllerEnvelope.Request request, CompletableFuture<byte[]> result) {
+    void handle(Raft quorum, ControllerEnvelope.Request request, CompletableFuture<byte[]> result) {
         if (request.hasRequestId()) {
             byte[] done = answered.get(request.requestId());
             if (done != null) {
@@ -103,25 +136,14 @@ final class MembershipControl {
                 return;
             }
         }
-        MetadataQuorum.Membership snapshot = quorum.membership();
-        VoterChanges.Membership membership = membership(snapshot);
-        MetadataQuorum.QuorumState state;
+        Decided decided;
         try {
-            state = quorum.describe(time.milliseconds());
+            decided = decide(quorum, request, Map.of());
         } catch (NotQuorumLeaderException e) {
             result.complete(ControllerReply.error(Errors.NOT_CONTROLLER, e.getMessage()).encode());
             return;
         }
-        Map<Integer, MetadataRecord.ControllerRegistration> registered = loader.image().controllers();
-        VoterChanges.Decision decision;
-        if (request.key() == ApiKeys.ADD_RAFT_VOTER) {
-            decision = VoterChanges.addVoter((AddRaftVoterRequestData) request.data(), clusterId, listenerName, membership,
-                    registered, caughtUp(state, time.milliseconds()));
-        } else {
-            decision = VoterChanges.removeVoter((RemoveRaftVoterRequestData) request.data(), clusterId, nodeId, membership,
-                    registered, reachable(state, time.milliseconds()));
-        }
-        if (decision instanceof VoterChanges.Refuse r) {
+        if (decided.decision() instanceof VoterChanges.Refuse r) {
             result.complete(answer(request, r.error(), r.message()));
             return;
         }
@@ -141,24 +163,58 @@ final class MembershipControl {
         }
         mine.whenComplete((bytes, error) -> result.complete(bytes));
         changing = true;
-        if (decision instanceof VoterChanges.TransferLeadership t) {
-            LOG.info("Node {} hands metadata leadership to node {} before removing itself from the voters", nodeId, t.successor());
-            quorum.transferLeadership(t.successor()).whenComplete((v, error) -> eventThread.accept(() -> {
-                changing = false;
-                if (error != null) {
-                    mine.complete(answer(request, errorOf(error), messageOf(error)));
-                } else {
-                    // the sender asks again; the new leader removes this node
-                    mine.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "leadership moved to node " + t.successor()
-                            + " to remove voter " + nodeId).encode());
-                }
-            }));
+        carryOut(quorum, request, decided, new Transfers(time.milliseconds() + TRANSFER_DEADLINE_MS), mine);
+    }
+
+    /** A decision and the membership it was made on. */
+    private record Decided(VoterChanges.Decision decision, MetadataQuorum.Membership snapshot,
+                           VoterChanges.Membership membership) {
+    }
+
+    /** The leadership transfers one RemoveRaftVoter of the leader tried: to whom, how often, and until when. */
+    private static final class Transfers {
+        final long deadlineMs;
+        final Map<Integer, Integer> tried = new TreeMap<>();
+        String lastFailure;
+
+        Transfers(long deadlineMs) {
+            this.deadlineMs = deadlineMs;
+        }
+
+        int attempts() {
+            return tried.values().stream().mapToInt(Integer::intValue).sum();
+        }
+    }
+
+    /** @throws NotQuorumLeaderException when this node does not lead */
+    private Decided decide(Raft quorum, ControllerEnvelope.Request request, Map<Integer, Integer> transfersTried) {
+        MetadataQuorum.Membership snapshot = quorum.membership();
+        VoterChanges.Membership membership = membership(snapshot);
+        MetadataQuorum.QuorumState state = quorum.describe(time.milliseconds());
+        Map<Integer, MetadataRecord.ControllerRegistration> registered = loader.image().controllers();
+        VoterChanges.Decision decision;
+        if (request.key() == ApiKeys.ADD_RAFT_VOTER) {
+            decision = VoterChanges.addVoter((AddRaftVoterRequestData) request.data(), clusterId, listenerName, membership,
+                    registered, caughtUp(state, time.milliseconds()));
+        } else {
+            decision = VoterChanges.removeVoter((RemoveRaftVoterRequestData) request.data(), clusterId, nodeId, membership,
+                    registered, reachable(state, time.milliseconds()), transfersTried);
+        }
+        return new Decided(decision, snapshot, membership);
+    }
+
+    /** Carries out a change or a leadership transfer ({@code changing} is set); completes {@code mine} when done. */
+    private void carryOut(Raft quorum, ControllerEnvelope.Request request, Decided decided, Transfers transfers,
+                          CompletableFuture<byte[]> mine) {
+        if (decided.decision() instanceof VoterChanges.TransferLeadership t) {
+            transfer(quorum, request, t.successor(), transfers, mine);
             return;
         }
-        VoterChanges.Membership next = ((VoterChanges.Change) decision).next();
+        VoterChanges.Membership membership = decided.membership();
+        VoterChanges.Membership next = ((VoterChanges.Change) decided.decision()).next();
         LOG.info("{}: voters {} -> {}, observers {} -> {}", request.key().name, membership.voters().keySet(),
                 next.voters().keySet(), membership.observers().keySet(), next.observers().keySet());
-        quorum.changeMembership(snapshot, addresses(next.voters()), addresses(next.observers()))
+        quorum.changeMembership(decided.snapshot(), addresses(next.voters()), addresses(next.observers()))
                 .whenComplete((v, error) -> eventThread.accept(() -> {
                     changing = false;
                     if (error == null) {
@@ -172,8 +228,72 @@ final class MembershipControl {
                 }));
     }
 
+    private void transfer(Raft quorum, ControllerEnvelope.Request request, int successor, Transfers transfers,
+                          CompletableFuture<byte[]> mine) {
+        transfers.tried.merge(successor, 1, Integer::sum);
+        LOG.info("Node {} hands metadata leadership to node {} before removing itself from the voters (attempt {})",
+                nodeId, successor, transfers.attempts());
+        quorum.transferLeadership(successor).whenComplete((v, error) -> eventThread.accept(() -> {
+            if (error == null) {
+                changing = false;
+                // the sender asks again; the new leader removes this node
+                mine.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "leadership moved to node " + successor
+                        + " to remove voter " + nodeId).encode());
+                return;
+            }
+            transfers.lastFailure = messageOf(error);
+            LOG.info("Node {}: handing metadata leadership to node {} failed: {}", nodeId, successor, transfers.lastFailure);
+            again(quorum, request, transfers, mine, false);
+        }));
+    }
+
+    /**
+     * After a failed leadership transfer ({@code act} false) or the pause before the next attempt
+     * ({@code act} true), decided again: when another node leads now (the transferee, or a third voter
+     * that won the election) that leader removes this node, so the sender is sent there with
+     * NOT_CONTROLLER; a refusal other than "in progress" (say, the voter was removed meanwhile) is the
+     * answer; otherwise, after a pause, the transfer is tried again (to the reachable voter tried least),
+     * until {@link Transfers#deadlineMs}, then REQUEST_TIMED_OUT.
+     */
+    private void again(Raft quorum, ControllerEnvelope.Request request, Transfers transfers,
+                       CompletableFuture<byte[]> mine, boolean act) {
+        Decided decided;
+        try {
+            decided = decide(quorum, request, transfers.tried);
+        } catch (NotQuorumLeaderException e) {
+            changing = false;
+            mine.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "node " + nodeId + " no longer leads the metadata"
+                    + " quorum (" + e.getMessage() + "); the new leader removes voter " + nodeId).encode());
+            return;
+        }
+        if (decided.decision() instanceof VoterChanges.Refuse r) {
+            if (r.error() != Errors.REQUEST_TIMED_OUT) {
+                changing = false;
+                mine.complete(answer(request, r.error(), r.message()));
+                return;
+            }
+            transfers.lastFailure = r.message(); // a new term's configuration entry is not committed yet
+        } else if (act) {
+            carryOut(quorum, request, decided, transfers, mine);
+            return;
+        }
+        if (time.milliseconds() + TRANSFER_RETRY_BACKOFF_MS >= transfers.deadlineMs) {
+            changing = false;
+            LOG.warn("Node {}: metadata leadership did not move in {} attempts within {} ms; last: {}", nodeId,
+                    transfers.attempts(), TRANSFER_DEADLINE_MS, transfers.lastFailure);
+            mine.complete(answer(request, Errors.REQUEST_TIMED_OUT, "Leadership of the metadata quorum did not move away from"
+                    + " voter " + nodeId + " to remove it (" + transfers.attempts() + " attempts; last: "
+                    + transfers.lastFailure + "); try again"));
+            return;
+        }
+        if (!later.schedule(TRANSFER_RETRY_BACKOFF_MS, () -> again(quorum, request, transfers, mine, true))) {
+            changing = false;
+            mine.complete(ControllerReply.error(Errors.NOT_CONTROLLER, "controller " + nodeId + " is closed").encode());
+        }
+    }
+
     /** A controller announcing itself ({@link ControllerAnnouncement}). */
-    void announce(MetadataQuorum quorum, byte[] command, CompletableFuture<byte[]> result) {
+    void announce(Raft quorum, byte[] command, CompletableFuture<byte[]> result) {
         MetadataRecord.ControllerRegistration registration;
         try {
             registration = ControllerAnnouncement.parse(command);

@@ -72,7 +72,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Ratis appears only inside this package: callers see {@code byte[]}, node ids and Kafka exceptions.
  */
-public final class MetadataQuorum implements AutoCloseable {
+public final class MetadataQuorum implements AutoCloseable, MembershipControl.Raft {
     private static final Logger log = LoggerFactory.getLogger(MetadataQuorum.class);
 
     /** Pause before re-submitting an append that met a leader not ready yet (it is committing its first entry). */
@@ -495,7 +495,10 @@ public final class MetadataQuorum implements AutoCloseable {
      * the leader is removed from the voters: Ratis closes a leader that is not in the committed new
      * configuration and never steps down one that became a listener. Completes once the other voter
      * leads; fails with {@link NotQuorumLeaderException} when this member does not lead, with
-     * {@link TimeoutException} when the transfer did not happen in time.
+     * {@link TimeoutException} when the transfer did not happen: not in time (Ratis' TIMED_OUT), or another
+     * leader was elected, this member again or a third voter (Ratis' DIFFERENT_LEADER, when the transferee's
+     * election failed: slow votes on a busy machine). Either is transient; {@link MembershipControl}
+     * retries.
      */
     public CompletableFuture<Void> transferLeadership(int nodeId) {
         if (!division.getInfo().isLeader()) {

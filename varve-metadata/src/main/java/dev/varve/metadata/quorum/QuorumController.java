@@ -106,7 +106,7 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
             return t;
         });
         loader.addListener(this);
-        this.membership = new MembershipControl(nodeId, loader, time, this::run, this::register);
+        this.membership = new MembershipControl(nodeId, loader, time, this::run, this::runLater, this::register);
     }
 
     /** KIP-853: AddRaftVoter, RemoveRaftVoter and controllers announcing themselves. */
@@ -664,6 +664,22 @@ public final class QuorumController implements CommandHandler, MetadataLoader.Im
                     times.event((started - queued) / 1_000_000, (time.nanoseconds() - started) / 1_000_000);
                 }
             });
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** Runs {@code r} as an event after {@code delayMs}; false once the controller is closed. */
+    private boolean runLater(long delayMs, Runnable r) {
+        try {
+            events.schedule(() -> {
+                try {
+                    r.run();
+                } catch (RuntimeException e) {
+                    LOG.error("controller event failed", e);
+                }
+            }, delayMs, TimeUnit.MILLISECONDS);
             return true;
         } catch (RejectedExecutionException e) {
             return false;
