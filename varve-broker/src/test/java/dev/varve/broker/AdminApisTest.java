@@ -130,8 +130,8 @@ class AdminApisTest {
         assertThatThrownBy(() -> admin.createPartitions(Map.of("growing", NewPartitions.increaseTo(2))).all().get())
                 .hasCauseInstanceOf(InvalidPartitionsException.class);
         assertThatThrownBy(() -> admin.createPartitions(Map.of("growing",
-                NewPartitions.increaseTo(4, List.of(List.of(broker.context().nodeId()))))).all().get())
-                .hasCauseInstanceOf(InvalidRequestException.class);
+                NewPartitions.increaseTo(4, List.of(List.of(broker.context().nodeId() + 1))))).all().get())
+                .hasCauseInstanceOf(org.apache.kafka.common.errors.InvalidReplicaAssignmentException.class);
         assertThatThrownBy(() -> admin.createPartitions(Map.of("no-such-topic", NewPartitions.increaseTo(2))).all().get())
                 .hasCauseInstanceOf(UnknownTopicOrPartitionException.class);
         assertThat(partitionCount("growing")).isEqualTo(3);

@@ -148,8 +148,12 @@ class AdminApisWireTest {
             for (short v = ApiKeys.CREATE_PARTITIONS.oldestVersion(); v <= ApiKeys.CREATE_PARTITIONS.latestVersion(); v++) {
                 count++;
                 CreatePartitionsRequestData data = new CreatePartitionsRequestData().setTimeoutMs(1000);
-                data.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("grow").setCount(count));
-                data.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("missing").setCount(2));
+                // null assignments, as the Admin client sends them: an empty list means "no partition assigned"
+                // (INVALID_REPLICA_ASSIGNMENT, as from Kafka), and is the generated class's default
+                data.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("grow").setCount(count)
+                        .setAssignments(null));
+                data.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("missing").setCount(2)
+                        .setAssignments(null));
                 CreatePartitionsResponse r = c.send(new CreatePartitionsRequest.Builder(data), v);
                 assertThat(r.data().results()).extracting(t -> t.name() + "=" + Errors.forCode(t.errorCode()))
                         .containsExactly("grow=NONE", "missing=UNKNOWN_TOPIC_OR_PARTITION");
@@ -157,7 +161,7 @@ class AdminApisWireTest {
             }
             CreatePartitionsRequestData huge = new CreatePartitionsRequestData().setTimeoutMs(1000);
             huge.topics().add(new CreatePartitionsRequestData.CreatePartitionsTopic().setName("grow")
-                    .setCount(Integer.MAX_VALUE));
+                    .setCount(Integer.MAX_VALUE).setAssignments(null));
             CreatePartitionsResponse r = c.send(new CreatePartitionsRequest.Builder(huge), ApiKeys.CREATE_PARTITIONS.latestVersion());
             assertThat(r.data().results().get(0).errorCode()).isEqualTo(Errors.INVALID_PARTITIONS.code());
             assertThat(r.data().results().get(0).errorMessage()).contains("at most");

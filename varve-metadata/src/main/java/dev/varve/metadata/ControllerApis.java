@@ -345,23 +345,21 @@ public final class ControllerApis {
     // ---- topics
 
     /**
-     * CreateTopics. A partition index repeated in a manual assignment is INVALID_REPLICA_ASSIGNMENT, a
-     * repeated config name INVALID_REQUEST; the rest is {@link TopicControl#createTopics}. A created (or,
-     * with validateOnly, creatable) topic's result carries its config overrides.
+     * CreateTopics. A repeated config name is INVALID_REQUEST; the rest, manual assignments included
+     * ({@link ManualAssignments}), is {@link TopicControl#createTopics}. A created (or, with validateOnly,
+     * creatable) topic's result carries its config overrides.
      */
     private ControllerResult<ApiMessage> createTopics(MetadataImage image, CreateTopicsRequestData req) {
         List<TopicControl.CreatableTopic> valid = new ArrayList<>();
         List<CreateTopicsResponseData.CreatableTopicResult> refused = new ArrayList<>(); // null: decided by TopicControl
         for (CreateTopicsRequestData.CreatableTopic t : req.topics()) {
-            Map<Integer, List<Integer>> assignments = uniqueMap(t.assignments(),
-                    CreateTopicsRequestData.CreatableReplicaAssignment::partitionIndex,
-                    CreateTopicsRequestData.CreatableReplicaAssignment::brokerIds);
+            List<ManualAssignments.PartitionReplicas> assignments = new ArrayList<>(t.assignments().size());
+            for (CreateTopicsRequestData.CreatableReplicaAssignment a : t.assignments()) {
+                assignments.add(new ManualAssignments.PartitionReplicas(a.partitionIndex(), a.brokerIds()));
+            }
             Map<String, String> configs = uniqueMap(t.configs(),
                     CreateTopicsRequestData.CreatableTopicConfig::name, CreateTopicsRequestData.CreatableTopicConfig::value);
-            if (assignments == null) {
-                refused.add(topicFailed(t.name(), new ApiError(Errors.INVALID_REPLICA_ASSIGNMENT,
-                        "A partition index appears more than once in the manual partition assignment.")));
-            } else if (configs == null) {
+            if (configs == null) {
                 refused.add(topicFailed(t.name(), new ApiError(Errors.INVALID_REQUEST, "A config name appears more than once.")));
             } else {
                 valid.add(new TopicControl.CreatableTopic(t.name(), t.numPartitions(), t.replicationFactor(), assignments, configs));

@@ -11,7 +11,6 @@ import org.apache.kafka.common.requests.ApiError;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -109,19 +108,9 @@ public final class ReassignmentControl {
         return update.startReassignment(target).build();
     }
 
+    /** The target's replicas, checked as a manual assignment with no replication factor to match (as Kafka does). */
     private static void checkTarget(MetadataImage image, List<Integer> target) {
-        if (target.isEmpty()) {
-            throw new InvalidReplicaAssignmentException("The manual partition assignment includes an empty replica list.");
-        }
-        if (new HashSet<>(target).size() != target.size()) {
-            throw new InvalidReplicaAssignmentException("The manual partition assignment includes a broker more than once: " + target);
-        }
-        for (int b : target) {
-            if (image.broker(b).isEmpty()) {
-                throw new InvalidReplicaAssignmentException("The manual partition assignment includes broker " + b
-                        + ", but no such broker is registered.");
-            }
-        }
+        ManualAssignments.checkReplicas(target, java.util.OptionalInt.empty(), ManualAssignments.Brokers.of(image));
     }
 
     /**

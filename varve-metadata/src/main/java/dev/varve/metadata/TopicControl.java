@@ -39,12 +39,13 @@ public final class TopicControl {
 
     /**
      * One topic of CreateTopics. {@code numPartitions}/{@code replicationFactor} -1 mean the defaults;
-     * {@code assignments} (partition → replicas, may be empty) replaces placement and then both must be -1.
+     * {@code assignments} (in request order, may be empty) replaces placement and then both must be -1
+     * (see {@link ManualAssignments}).
      */
     public record CreatableTopic(String name, int numPartitions, short replicationFactor,
-                                 Map<Integer, List<Integer>> assignments, Map<String, String> configs) {
+                                 List<ManualAssignments.PartitionReplicas> assignments, Map<String, String> configs) {
         public CreatableTopic {
-            assignments = assignments == null ? Map.of() : Map.copyOf(assignments);
+            assignments = assignments == null ? List.of() : List.copyOf(assignments);
             configs = configs == null ? Map.of() : java.util.Collections.unmodifiableMap(new TreeMap<>(configs)); // null values kept for validation
         }
     }
@@ -125,18 +126,11 @@ public final class TopicControl {
         }
         validateConfigs(t.name(), t.configs());
         if (!t.assignments().isEmpty()) {
-            if (t.numPartitions() != -1 || t.replicationFactor() != -1) {
-                throw new org.apache.kafka.common.errors.InvalidRequestException(
-                        "A manual partition assignment was specified, but numPartitions or replicationFactor was not set to -1.");
-            }
-            List<List<Integer>> out = new ArrayList<>();
-            for (int p = 0; p < t.assignments().size(); p++) {
-                List<Integer> replicas = t.assignments().get(p);
-                if (replicas == null) {
-                    throw invalidAssignment("partitions must be numbered 0.." + (t.assignments().size() - 1) + "; " + p + " is missing");
-                }
-                checkAssignment(image, p, replicas, out.isEmpty() ? replicas.size() : out.get(0).size());
-                out.add(List.copyOf(replicas));
+            List<List<Integer>> out = ManualAssignments.forNewTopic(t.numPartitions(), t.replicationFactor(), t.assignments(),
+                    ManualAssignments.Brokers.of(image));
+            if (out.size() > MAX_PARTITIONS_PER_TOPIC) {
+                throw new org.apache.kafka.common.errors.InvalidPartitionsException("Number of partitions " + out.size()
+                        + " is above the limit of " + MAX_PARTITIONS_PER_TOPIC + ".");
             }
             return out;
         }
@@ -187,42 +181,9 @@ public final class TopicControl {
         configValidator.validate(topic, configs);
     }
 
-    private static void checkAssignment(MetadataImage image, int partition, List<Integer> replicas, int expectedRf) {
-        if (replicas.isEmpty()) {
-            throw invalidAssignment("The manual partition assignment includes an empty replica list.");
-        }
-        if (replicas.size() != expectedRf) {
-            throw invalidAssignment("The manual partition assignment includes a partition with " + replicas.size()
-                    + " replica(s), but this is not consistent with previous partitions, which have " + expectedRf + " replica(s).");
-        }
-        if (new HashSet<>(replicas).size() != replicas.size()) {
-            throw invalidAssignment("The manual partition assignment includes duplicate replicas for partition " + partition + ".");
-        }
-        boolean anyEligible = false;
-        for (int r : replicas) {
-            if (image.broker(r).isEmpty()) {
-                throw invalidAssignment("The manual partition assignment includes broker " + r + ", but no such broker is registered.");
-            }
-            anyEligible |= image.isEligible(r);
-        }
-        if (!anyEligible) {
-            throw invalidAssignment("All brokers specified in the manual partition assignment for partition " + partition
-                    + " are fenced or in controlled shutdown.");
-        }
-    }
-
-    private static ApiException invalidAssignment(String message) {
-        return new org.apache.kafka.common.errors.InvalidReplicaAssignmentException(message);
-    }
-
     /** A new partition: the eligible replicas form the ISR, the first of them leads; epochs start at 0. */
     private static PartitionRecord newPartition(MetadataImage image, Uuid topicId, int partition, List<Integer> replicas) {
-        List<Integer> isr = new ArrayList<>();
-        for (int r : replicas) {
-            if (image.isEligible(r)) {
-                isr.add(r);
-            }
-        }
+        List<Integer> isr = ManualAssignments.initialIsr(replicas, ManualAssignments.Brokers.of(image));
         int leader = isr.isEmpty() ? MetadataRecord.NO_LEADER : isr.get(0);
         return new PartitionRecord(topicId, partition, replicas, isr, List.of(), List.of(), leader, 0, 0);
     }
@@ -334,14 +295,8 @@ public final class TopicControl {
         int adding = req.count() - current;
         List<List<Integer>> assignment;
         if (req.assignments() != null) {
-            if (req.assignments().size() != adding) {
-                throw invalidAssignment("Attempted to add " + adding + " additional partition(s), but only "
-                        + req.assignments().size() + " assignment(s) were specified.");
-            }
-            for (int i = 0; i < adding; i++) {
-                checkAssignment(image, current + i, req.assignments().get(i), rf);
-            }
-            assignment = req.assignments();
+            assignment = ManualAssignments.forNewPartitions(current, req.count(), rf, req.assignments(),
+                    ManualAssignments.Brokers.of(image));
         } else {
             assignment = placement.place(adding, rf);
         }

@@ -207,7 +207,7 @@ class ControllerSimulationProperties {
     private static void topicChange(TestCluster c, Random r) {
         switch (r.nextInt(3)) {
             case 0 -> c.commit(c.controller.createTopics(c.image, List.of(new TopicControl.CreatableTopic(
-                    "x" + r.nextInt(3), 1 + r.nextInt(3), (short) 1, Map.of(), Map.of())), false));
+                    "x" + r.nextInt(3), 1 + r.nextInt(3), (short) 1, List.of(), Map.of())), false));
             case 1 -> c.commit(c.controller.deleteTopics(c.image, List.of("x" + r.nextInt(3))));
             default -> {
                 String name = r.nextBoolean() ? "t0" : "x" + r.nextInt(3);

@@ -87,7 +87,7 @@ final class TestCluster {
 
     TopicImage createTopic(String name, int partitions, int rf) {
         List<TopicControl.CreateTopicResult> r = commit(controller.createTopics(image,
-                List.of(new TopicControl.CreatableTopic(name, partitions, (short) rf, Map.of(), Map.of())), false));
+                List.of(new TopicControl.CreatableTopic(name, partitions, (short) rf, List.of(), Map.of())), false));
         assertThat(r.get(0).error().error()).isEqualTo(Errors.NONE);
         return image.topic(name).orElseThrow();
     }
@@ -95,7 +95,7 @@ final class TestCluster {
     /** Creating a topic with no usable broker fails with INVALID_REPLICATION_FACTOR. */
     void createTopicFails() {
         List<TopicControl.CreateTopicResult> r = commit(controller.createTopics(image,
-                List.of(new TopicControl.CreatableTopic("nope", 1, (short) 1, Map.of(), Map.of())), false));
+                List.of(new TopicControl.CreatableTopic("nope", 1, (short) 1, List.of(), Map.of())), false));
         assertThat(r.get(0).error().error()).isEqualTo(Errors.INVALID_REPLICATION_FACTOR);
     }
 

@@ -22,8 +22,10 @@ class TopicAndPartitionControlTest {
     private final TestCluster c = new TestCluster(ControllerConfig.defaults()).withBrokers(3, 0);
 
     private Errors create(String name, int partitions, int rf, Map<Integer, List<Integer>> assignments, Map<String, String> configs) {
+        List<ManualAssignments.PartitionReplicas> entries = new java.util.ArrayList<>();
+        new java.util.TreeMap<>(assignments).forEach((p, replicas) -> entries.add(new ManualAssignments.PartitionReplicas(p, replicas)));
         List<CreateTopicResult> r = c.commit(c.controller.createTopics(c.image,
-                List.of(new CreatableTopic(name, partitions, (short) rf, assignments, configs)), false));
+                List.of(new CreatableTopic(name, partitions, (short) rf, entries, configs)), false));
         return r.get(0).error().error();
     }
 

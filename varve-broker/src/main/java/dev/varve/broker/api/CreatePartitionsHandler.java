@@ -2,8 +2,8 @@ package dev.varve.broker.api;
 
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.metadata.ManualAssignments;
 import org.apache.kafka.common.errors.InvalidPartitionsException;
-import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.apache.kafka.common.message.CreatePartitionsRequestData;
 import org.apache.kafka.common.message.CreatePartitionsRequestData.CreatePartitionsTopic;
@@ -18,16 +18,18 @@ import org.apache.kafka.common.requests.CreatePartitionsRequest;
 import org.apache.kafka.common.requests.CreatePartitionsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
  * CreatePartitions (validate-only too): grows a topic's partition count and creates the new
- * partition logs. Shrinking or keeping the count gets INVALID_PARTITIONS; manual assignments get
- * INVALID_REQUEST (a single node with replication factor 1 has only one possible assignment); a topic
- * named twice gets INVALID_REQUEST once.
+ * partition logs. Shrinking or keeping the count gets INVALID_PARTITIONS; a manual assignment is checked
+ * by Kafka's rules ({@link ManualAssignments}: one per new partition, one replica each, this node, the
+ * only broker), then changes nothing else; a topic named twice gets INVALID_REQUEST once.
  *
  * <p>One request adds at most {@link #MAX_NEW_PARTITIONS_PER_REQUEST} partitions across its topics
  * (the limit Kafka's controller puts on records per operation), so a bad count cannot fill the disk
@@ -85,10 +87,6 @@ public final class CreatePartitionsHandler extends AllVersionsHandler {
             throw new org.apache.kafka.common.errors.InvalidTopicException("Internal topic " + t.name()
                     + " cannot get more partitions.");
         }
-        if (t.assignments() != null && !t.assignments().isEmpty()) {
-            throw new InvalidRequestException("Manual partition assignments are not supported yet: "
-                    + "every partition lives on this broker.");
-        }
         int current = topic.partitions();
         if (t.count() == current) {
             throw new InvalidPartitionsException("Topic already has " + current + " partition(s).");
@@ -96,6 +94,14 @@ public final class CreatePartitionsHandler extends AllVersionsHandler {
         if (t.count() < current) {
             throw new InvalidPartitionsException("The topic " + t.name() + " currently has " + current
                     + " partition(s); " + t.count() + " would not be an increase.");
+        }
+        if (t.assignments() != null) {
+            List<List<Integer>> assignments = new ArrayList<>(t.assignments().size());
+            for (CreatePartitionsRequestData.CreatePartitionsAssignment a : t.assignments()) {
+                assignments.add(a.brokerIds());
+            }
+            // every partition here has one replica, this node
+            ManualAssignments.forNewPartitions(current, t.count(), 1, assignments, ManualAssignments.Brokers.single(broker.nodeId()));
         }
         long added = (long) t.count() - current;
         if (added > budget) {

@@ -3,10 +3,10 @@ package dev.varve.broker.api;
 import dev.varve.broker.BrokerContext;
 import dev.varve.broker.TopicConfigs;
 import dev.varve.broker.TopicRegistry.TopicInfo;
+import dev.varve.metadata.ManualAssignments;
 import dev.varve.storage.LogConfig;
 import org.apache.kafka.common.Uuid;
 import org.apache.kafka.common.errors.InvalidReplicationFactorException;
-import org.apache.kafka.common.errors.InvalidRequestException;
 import org.apache.kafka.common.message.CreateTopicsRequestData;
 import org.apache.kafka.common.message.CreateTopicsResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
@@ -18,15 +18,19 @@ import org.apache.kafka.common.requests.CreateTopicsRequest;
 import org.apache.kafka.common.requests.CreateTopicsResponse;
 import org.apache.kafka.common.requests.RequestContext;
 
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * CreateTopics (validate-only too): checks name, partition count, replication factor (at most the
- * number of brokers: one, for now) and configs, then creates the topic and its partition logs.
+ * CreateTopics on a single node (validate-only too): checks name, partition count, replication factor (at
+ * most the number of brokers: one) and configs, then creates the topic and its partition logs. A manual
+ * assignment is checked by Kafka's rules ({@link ManualAssignments}) with this node as the only broker, so
+ * only {@code [[this node], [this node], ...]} passes; it sets the partition count.
  * Results carry the topic id, the partition count and (v5+) the effective configs.
  *
  * <p>One request creates at most {@link CreatePartitionsHandler#MAX_NEW_PARTITIONS_PER_REQUEST}
@@ -72,19 +76,31 @@ public final class CreateTopicsHandler extends AllVersionsHandler {
     private int create(CreateTopicsRequestData.CreatableTopic t, boolean validateOnly,
                        CreateTopicsResponseData.CreatableTopicResult result, short version, int budget) {
         try {
-            if (!t.assignments().isEmpty()) {
-                throw new InvalidRequestException("manual replica assignments are not supported yet");
-            }
-            int partitions = t.numPartitions() == -1 ? broker.config().numPartitions() : t.numPartitions();
-            short rf = t.replicationFactor() == -1 ? (short) broker.config().defaultReplicationFactor() : t.replicationFactor();
-            if (rf < 1 || rf > 1) {
-                throw new InvalidReplicationFactorException("Replication factor: " + rf
-                        + " larger than available brokers: 1.");
-            }
             Map<String, String> configs = new LinkedHashMap<>();
             for (CreateTopicsRequestData.CreatableTopicConfig c : t.configs()) {
                 if (c.value() != null) {
                     configs.put(c.name(), c.value());
+                }
+            }
+            int partitions;
+            short rf;
+            if (!t.assignments().isEmpty()) {
+                // as Kafka's controller: name, existence and configs first, then the assignment
+                broker.topics().validateCreate(t.name(), 1, configs);
+                List<ManualAssignments.PartitionReplicas> entries = new ArrayList<>(t.assignments().size());
+                for (CreateTopicsRequestData.CreatableReplicaAssignment a : t.assignments()) {
+                    entries.add(new ManualAssignments.PartitionReplicas(a.partitionIndex(), a.brokerIds()));
+                }
+                List<List<Integer>> assignment = ManualAssignments.forNewTopic(t.numPartitions(), t.replicationFactor(), entries,
+                        ManualAssignments.Brokers.single(broker.nodeId()));
+                partitions = assignment.size();
+                rf = (short) assignment.get(0).size(); // 1: this node is the only broker
+            } else {
+                partitions = t.numPartitions() == -1 ? broker.config().numPartitions() : t.numPartitions();
+                rf = t.replicationFactor() == -1 ? (short) broker.config().defaultReplicationFactor() : t.replicationFactor();
+                if (rf < 1 || rf > 1) {
+                    throw new InvalidReplicationFactorException("Replication factor: " + rf
+                            + " larger than available brokers: 1.");
                 }
             }
             if (partitions > budget) {

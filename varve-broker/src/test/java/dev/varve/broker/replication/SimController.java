@@ -90,9 +90,9 @@ final class SimController {
         if (options.uncleanElection()) {
             configs.put(TopicConfig.UNCLEAN_LEADER_ELECTION_ENABLE_CONFIG, "true");
         }
-        Map<Integer, List<Integer>> byPartition = new TreeMap<>();
+        List<dev.varve.metadata.ManualAssignments.PartitionReplicas> byPartition = new ArrayList<>();
         for (int p = 0; p < assignments.size(); p++) {
-            byPartition.put(p, assignments.get(p));
+            byPartition.add(new dev.varve.metadata.ManualAssignments.PartitionReplicas(p, assignments.get(p)));
             leaderOfEpoch.add(new HashMap<>());
         }
         partitionCount = assignments.size();
