@@ -194,6 +194,7 @@ public final class Broker implements AutoCloseable {
                 config.intValue(BrokerConfig.TRANSACTION_MAX_TIMEOUT_MS),
                 config.intValue(BrokerConfig.TRANSACTIONAL_ID_EXPIRATION_MS)),
                 transactionLog, markerWriter, () -> context.producerIds().nextProducerId(), Time.SYSTEM);
+        markerWriter.setCoordinating(transactions::coordinates);
         this.transactionPartitions = new TransactionPartitions(transactionLog, transactions, timer);
         TxnPartitionVerifier txnVerifier = new TxnPartitionVerifier(context, transactions, transactionLog, timer);
         TxnOffsetCommitVerifier offsetsVerifier = (txnId, producerId, epoch, groupId, version) ->

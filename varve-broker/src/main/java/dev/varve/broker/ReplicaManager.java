@@ -137,12 +137,23 @@ public final class ReplicaManager {
      */
     public LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch,
                                              boolean commit) {
+        return appendMarkerAsLeader(tp, producerId, producerEpoch, coordinatorEpoch, commit, (short) 0);
+    }
+
+    /**
+     * {@link #appendMarkerAsLeader(TopicPartition, long, short, int, boolean)} of a transaction of
+     * {@code transactionVersion} (2: its marker's epoch must be newer than the producer's, see
+     * {@link dev.varve.storage.ProducerStateTable#checkMarker(long, short, int, short)}).
+     */
+    public LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch, int coordinatorEpoch,
+                                             boolean commit, short transactionVersion) {
         dev.varve.broker.cluster.ClusterReplicaManager c = cluster;
         if (c != null) {
-            return c.appendMarkerAsLeader(tp, producerId, producerEpoch, coordinatorEpoch, commit);
+            return c.appendMarkerAsLeader(tp, producerId, producerEpoch, coordinatorEpoch, commit, transactionVersion);
         }
         PartitionLog log = log(tp);
-        LogAppendInfo info = log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, LEADER_EPOCH);
+        LogAppendInfo info = log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, LEADER_EPOCH,
+                transactionVersion);
         log.maybeIncrementHighWatermark(info.lastOffset() + 1);
         purgatory.wake(tp);
         return new LeaderAppend(info, LEADER_EPOCH);

@@ -17,8 +17,8 @@ import java.util.concurrent.Executors;
  * COORDINATOR_LOAD_IN_PROGRESS meanwhile) and handed to the coordinator with the leader epoch as the
  * coordinator epoch; one it stops leading is forgotten at once (NOT_COORDINATOR: clients look the
  * coordinator up again). A single node leads every partition, in epoch 0, from start-up. Also runs the
- * coordinator's periodic work on the broker's timer: aborting transactions past their timeout and
- * removing expired transactional ids.
+ * coordinator's periodic work on the broker's timer: aborting transactions past their timeout,
+ * removing expired transactional ids and writing again the ends whose Complete write failed.
  */
 final class TransactionPartitions implements ClusterReplicaManager.LeadershipListener, AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TransactionPartitions.class);
@@ -39,10 +39,14 @@ final class TransactionPartitions implements ClusterReplicaManager.LeadershipLis
         this.timer = timer;
     }
 
-    /** Starts the periodic aborts of timed-out transactions and removals of expired ids. */
+    /**
+     * Starts the periodic aborts of timed-out transactions and removals of expired ids, and the retries
+     * of Complete writes that failed after every marker was written (every {@value TxnMarkerWriter#RETRY_MS} ms).
+     */
     void startPeriodicWork(long abortIntervalMs, long expireIntervalMs) {
         repeat(abortIntervalMs, coordinator::abortTimedOutTransactions);
         repeat(expireIntervalMs, coordinator::expireTransactionalIds);
+        repeat(TxnMarkerWriter.RETRY_MS, coordinator::retryCompletions);
     }
 
     private void repeat(long intervalMs, Runnable task) {

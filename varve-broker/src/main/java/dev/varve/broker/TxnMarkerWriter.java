@@ -6,6 +6,7 @@ import dev.varve.broker.txn.TransactionCoordinator;
 import dev.varve.metadata.MetadataImage;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.NotCoordinatorException;
 import org.apache.kafka.common.errors.TransactionCoordinatorFencedException;
 import org.apache.kafka.common.protocol.Errors;
 import org.slf4j.Logger;
@@ -20,8 +21,10 @@ import java.util.concurrent.CompletableFuture;
  * coordinator runs); one another broker leads gets it through a WriteTxnMarkers request to that
  * leader ({@link TxnMarkerChannel}). What can be retried is retried every {@value #RETRY_MS} ms against
  * the partition's leader of the moment (a leader moving, too few replicas in sync, a full disk, a
- * lost connection); a partition that no longer exists is skipped, as Kafka skips it; a refusal that
- * says the coordinator or the producer epoch is stale ends the attempt. Once a
+ * lost connection) while this broker still coordinates the transaction in the marker's coordinator
+ * epoch ({@link #setCoordinating}: a deposed coordinator's late marker could end the producer's next
+ * transaction in a partition); a partition that no longer exists is skipped, as Kafka skips it; a
+ * refusal that says the coordinator or the producer epoch is stale ends the attempt. Once a
  * {@code __consumer_offsets} partition led here has its marker, the group coordinator is told
  * ({@link OffsetsMarkerListener}), so a committed transaction's offsets become visible.
  */
@@ -56,6 +59,7 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
         public void onMarker(int offsetsPartition, long producerId, boolean commit, long markerOffset) {
         }
     };
+    private volatile java.util.function.BiPredicate<String, Integer> coordinating = (id, epoch) -> true;
     private volatile boolean closed;
 
     public TxnMarkerWriter(ReplicaManager replicas, WheelTimer timer) {
@@ -67,6 +71,14 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
         this.offsetsListener = listener;
     }
 
+    /**
+     * Whether this broker still coordinates a transactional id in a coordinator epoch
+     * ({@link TransactionCoordinator#coordinates}); a marker is sent (or sent again) only while it does.
+     */
+    public void setCoordinating(java.util.function.BiPredicate<String, Integer> coordinating) {
+        this.coordinating = coordinating;
+    }
+
     /** Cluster mode: how markers reach partitions other brokers lead. */
     public void setChannel(TxnMarkerChannel channel) {
         this.channel = channel;
@@ -74,11 +86,12 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
 
     @Override
     public CompletableFuture<Void> write(String transactionalId, long producerId, short producerEpoch, int coordinatorEpoch,
-                                         boolean commit, Set<TopicPartition> partitions) {
+                                         boolean commit, Set<TopicPartition> partitions, short transactionVersion) {
         CompletableFuture<?>[] each = partitions.stream()
                 .map(tp -> {
                     CompletableFuture<Void> done = new CompletableFuture<>();
-                    attempt(new TxnMarkerChannel.Marker(producerId, producerEpoch, coordinatorEpoch, commit, tp),
+                    attempt(new TxnMarkerChannel.Marker(producerId, producerEpoch, coordinatorEpoch, commit, tp,
+                                    transactionVersion),
                             transactionalId, done);
                     return done;
                 })
@@ -100,7 +113,8 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
         }
         ReplicaManager.LeaderAppend appended;
         try {
-            appended = replicas.appendMarkerAsLeader(m.tp(), m.producerId(), m.producerEpoch(), m.coordinatorEpoch(), m.commit());
+            appended = replicas.appendMarkerAsLeader(m.tp(), m.producerId(), m.producerEpoch(), m.coordinatorEpoch(), m.commit(),
+                    m.transactionVersion());
         } catch (RuntimeException e) {
             return CompletableFuture.completedFuture(Errors.forException(e));
         }
@@ -120,6 +134,13 @@ public final class TxnMarkerWriter implements TransactionCoordinator.MarkerWrite
     private void attempt(TxnMarkerChannel.Marker m, String transactionalId, CompletableFuture<Void> done) {
         if (closed) {
             done.completeExceptionally(new IllegalStateException("the broker is shutting down"));
+            return;
+        }
+        if (!coordinating.test(transactionalId, m.coordinatorEpoch())) {
+            // the next coordinator ends the transaction from the log: a marker of this one could come too late
+            done.completeExceptionally(new NotCoordinatorException("no longer the coordinator of " + transactionalId
+                    + " in coordinator epoch " + m.coordinatorEpoch() + ": its " + (m.commit() ? "commit" : "abort")
+                    + " marker for " + m.tp() + " is not sent"));
             return;
         }
         ClusterReplicaManager cluster = replicas.cluster();

@@ -165,4 +165,56 @@ class TransactionVerificationWireTest {
         assertThat(logEnd(2)).isEqualTo(6);
         assertThat(broker.context().replicaManager().log(new TopicPartition("t", 2)).lastStableOffset()).isEqualTo(6);
     }
+
+    /** WriteTxnMarkers for producer {@code pid} in {@code t-partition} at {@code version}; the partition's error. */
+    private Errors writeMarker(long pid, short epoch, boolean commit, byte transactionVersion, int partition, short version)
+            throws Exception {
+        org.apache.kafka.common.message.WriteTxnMarkersRequestData data = new org.apache.kafka.common.message.WriteTxnMarkersRequestData();
+        data.markers().add(new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarker()
+                .setProducerId(pid).setProducerEpoch(epoch).setTransactionResult(commit).setCoordinatorEpoch(0)
+                .setTransactionVersion(transactionVersion)
+                .setTopics(List.of(new org.apache.kafka.common.message.WriteTxnMarkersRequestData.WritableTxnMarkerTopic()
+                        .setName("t").setPartitionIndexes(List.of(partition)))));
+        org.apache.kafka.common.requests.WriteTxnMarkersResponse r = client.send(
+                new org.apache.kafka.common.requests.WriteTxnMarkersRequest.Builder(data), version);
+        return r.errorsByProducerId().get(pid).get(new TopicPartition("t", partition));
+    }
+
+    /**
+     * KIP-1228 on the wire: WriteTxnMarkers v2 says its transaction's version, and a leader refuses a
+     * transactions V2 marker at the producer's epoch once the producer's next transaction (which writes
+     * at that epoch, bumped by the previous end) is open in the partition: a marker come late would end
+     * it with the previous transaction's outcome. A request that does not say (v1) is checked as V1.
+     */
+    @Test
+    void aLateTransactionsV2MarkerIsRefusedWhileTheProducersNextTransactionIsOpen() throws Exception {
+        InitProducerIdResponse p = init("v2-late");
+        long pid = p.data().producerId();
+        short epoch = p.data().producerEpoch();
+        assertThat(produce("v2-late", pid, epoch, 0, 1, (short) 12)).isEqualTo(Errors.NONE);
+        EndTxnResponse end = client.send(new EndTxnRequest.Builder(new EndTxnRequestData().setTransactionalId("v2-late")
+                .setProducerId(pid).setProducerEpoch(epoch).setCommitted(true), true), (short) 5);
+        assertThat(end.error()).isEqualTo(Errors.NONE);
+        short next = end.data().producerEpoch();
+        Errors produced = null;
+        for (int attempt = 0; attempt < 100; attempt++) {
+            produced = produce("v2-late", pid, next, 0, 1, (short) 12); // the next transaction, at the bumped epoch
+            if (produced != Errors.CONCURRENT_TRANSACTIONS) {
+                break;
+            }
+            Thread.sleep(20);
+        }
+        assertThat(produced).isEqualTo(Errors.NONE);
+        long logEnd = logEnd(1);
+        var log = broker.context().replicaManager().log(new TopicPartition("t", 1));
+        assertThat(log.ongoingTransactions()).containsValue(pid);
+
+        // the first transaction's COMMIT, once more: at the producer's epoch, with its transaction open
+        assertThat(writeMarker(pid, next, true, (byte) 2, 1, (short) 2)).isEqualTo(Errors.INVALID_PRODUCER_EPOCH);
+        assertThat(logEnd(1)).as("nothing written").isEqualTo(logEnd);
+        assertThat(log.ongoingTransactions()).containsValue(pid);
+        // without the version (v1), it is taken as a V1 marker would be: this is what KIP-1228 closes
+        assertThat(writeMarker(pid, next, true, (byte) 0, 1, (short) 1)).isEqualTo(Errors.NONE);
+        assertThat(log.ongoingTransactions()).doesNotContainValue(pid);
+    }
 }

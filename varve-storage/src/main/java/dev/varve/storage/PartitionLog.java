@@ -588,18 +588,26 @@ public final class PartitionLog implements AutoCloseable {
         }
     }
 
+    /** {@link #appendMarkerAsLeader(long, short, int, boolean, int, short)} of a transactions V1 transaction. */
+    public LogAppendInfo appendMarkerAsLeader(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit,
+                                              int leaderEpoch) {
+        return appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, leaderEpoch, (short) 0);
+    }
+
     /**
      * Writes a COMMIT or ABORT marker for {@code producerId} as the leader (the transaction
-     * coordinator's WriteTxnMarkers), closing its transaction in this partition.
+     * coordinator's WriteTxnMarkers), closing its transaction in this partition; {@code transactionVersion}
+     * is the transaction's (2: the end bumped the epoch, so the marker's must be newer than the producer's).
      *
      * @throws org.apache.kafka.common.errors.TransactionCoordinatorFencedException a newer coordinator wrote the producer's last marker
      * @throws org.apache.kafka.common.errors.InvalidProducerEpochException        the producer epoch is older than the partition's
+     *                                                                             (see {@link ProducerStateTable#checkMarker(long, short, int, short)})
      */
     public LogAppendInfo appendMarkerAsLeader(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit,
-                                              int leaderEpoch) {
+                                              int leaderEpoch, short transactionVersion) {
         synchronized (lock) {
             ensureOpen();
-            producerStateManager.checkMarker(producerId, producerEpoch, coordinatorEpoch);
+            producerStateManager.checkMarker(producerId, producerEpoch, coordinatorEpoch, transactionVersion);
             MemoryRecords marker = MemoryRecords.withEndTransactionMarker(logEnd.offset(), time.milliseconds(), leaderEpoch,
                     producerId, producerEpoch, new org.apache.kafka.common.record.internal.EndTransactionMarker(
                             commit ? org.apache.kafka.common.record.internal.ControlRecordType.COMMIT

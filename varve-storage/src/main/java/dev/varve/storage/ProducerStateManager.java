@@ -264,9 +264,9 @@ final class ProducerStateManager {
         return table.update(batch);
     }
 
-    /** See {@link ProducerStateTable#checkMarker}. */
-    void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
-        table.checkMarker(producerId, epoch, coordinatorEpoch);
+    /** See {@link ProducerStateTable#checkMarker(long, short, int, short)}. */
+    void checkMarker(long producerId, short epoch, int coordinatorEpoch, short transactionVersion) {
+        table.checkMarker(producerId, epoch, coordinatorEpoch, transactionVersion);
     }
 
     void onHighWatermarkUpdated(long highWatermark) {

@@ -68,8 +68,9 @@ import java.util.TreeMap;
  * <ol start="7">
  *   <li>A non-transactional batch from a producer with a transaction open: {@link InvalidTxnStateException}.</li>
  *   <li>A marker from a coordinator epoch older than the producer's last marker's:
- *       {@link TransactionCoordinatorFencedException}; a marker of an older producer epoch:
- *       {@link InvalidProducerEpochException}.</li>
+ *       {@link TransactionCoordinatorFencedException}; a marker of an older producer epoch, or of a
+ *       transactions V2 transaction whose epoch is not newer (unless the retry of a marker already
+ *       written): {@link InvalidProducerEpochException}.</li>
  * </ol>
  *
  * <p>Thread-safety: none; the owning log calls it under its lock.
@@ -289,12 +290,27 @@ public final class ProducerStateTable {
     }
 
     /**
-     * Checks a transaction marker the coordinator asks a leader to write (WriteTxnMarkers).
+     * Checks a transaction marker of a transactions V1 coordinator (or of unknown version: a
+     * WriteTxnMarkers below v2): {@link #checkMarker(long, short, int, short)} at version 0.
+     */
+    public void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
+        checkMarker(producerId, epoch, coordinatorEpoch, (short) 0);
+    }
+
+    /**
+     * Checks a transaction marker the coordinator asks a leader to write (WriteTxnMarkers), of a
+     * transaction of {@code transactionVersion} (KIP-1228, as Kafka 4.4 checks it). A transactions V2
+     * end bumps the epoch, so its marker must carry an epoch above the producer's: one at the
+     * producer's epoch is the retry of a marker already written, allowed only while no transaction of
+     * the producer is open here. Otherwise it is a marker come late (a deposed coordinator's, a delayed
+     * request) that would end the producer's next transaction, begun at that epoch, with the previous
+     * one's outcome.
      *
      * @throws TransactionCoordinatorFencedException the producer's last marker came from a newer coordinator epoch
      * @throws InvalidProducerEpochException        the marker's producer epoch is older than the producer's
+     *                                              (V2: not newer, unless the retry of a marker already written)
      */
-    public void checkMarker(long producerId, short epoch, int coordinatorEpoch) {
+    public void checkMarker(long producerId, short epoch, int coordinatorEpoch, short transactionVersion) {
         ProducerStateEntry e = producers.get(producerId);
         if (e == null) {
             return;
@@ -303,9 +319,16 @@ public final class ProducerStateTable {
             throw new TransactionCoordinatorFencedException("a marker of coordinator epoch " + coordinatorEpoch + " for producer "
                     + producerId + " in " + topicPartition + " is older than its last marker's, " + e.coordinatorEpoch());
         }
-        if (epoch < e.producerEpoch()) {
+        boolean v2 = transactionVersion >= 2;
+        short current = e.producerEpoch();
+        if (v2 ? epoch <= current : epoch < current) {
+            if (v2 && epoch == current && (!e.inTransaction() || epoch == Short.MAX_VALUE)) {
+                return; // the retry of a marker already written: it closes nothing
+            }
             throw new InvalidProducerEpochException("a marker of epoch " + epoch + " for producer " + producerId + " in "
-                    + topicPartition + " is older than its current epoch " + e.producerEpoch());
+                    + topicPartition + (v2 ? " is not newer than its current epoch " + current
+                    + " (transactions V2: the end bumps the epoch), and its transaction at that epoch is open here"
+                    : " is older than its current epoch " + current));
         }
     }
 

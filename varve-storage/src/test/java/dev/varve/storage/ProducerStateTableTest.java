@@ -289,6 +289,33 @@ class ProducerStateTableTest {
         assertThat(produce(batch(PID, 0, 1, 1))).isEmpty(); // once it is closed
     }
 
+    /**
+     * KIP-1228's check of a transactions V2 marker (Kafka 4.4's ProducerAppendInfo.checkProducerEpoch):
+     * newer than the producer's epoch, or at it only as the retry of a marker already written (no
+     * transaction open here, or the epoch exhausted at Short.MAX_VALUE).
+     */
+    @Test
+    void aTransactionsV2MarkerMustBeNewerThanTheProducersEpochUnlessItIsTheRetryOfOneWritten() {
+        short v2 = 2;
+        produce(txnBatch(PID, 3, 0, 1));
+        table.checkMarker(PID, (short) 4, 0, v2);
+        assertThatThrownBy(() -> table.checkMarker(PID, (short) 3, 0, v2))
+                .as("the transaction at epoch 3 is open").isInstanceOf(InvalidProducerEpochException.class);
+        table.checkMarker(PID, (short) 3, 0, (short) 0); // a V1 end keeps the epoch
+        table.checkMarker(PID, (short) 3, 0); // a request that does not say: as V1
+        marker(PID, 4, 0, false);
+        table.checkMarker(PID, (short) 4, 0, v2); // the retry of that marker: nothing open
+        produce(txnBatch(PID, 4, 0, 1)); // the next transaction, at the bumped epoch
+        assertThatThrownBy(() -> table.checkMarker(PID, (short) 4, 0, v2))
+                .as("the previous transaction's marker, late").isInstanceOf(InvalidProducerEpochException.class);
+        table.checkMarker(PID, (short) 5, 0, v2);
+        assertThatThrownBy(() -> table.checkMarker(PID, (short) 3, 0, v2)).isInstanceOf(InvalidProducerEpochException.class);
+
+        long other = PID + 1;
+        produce(txnBatch(other, Short.MAX_VALUE, 0, 1));
+        table.checkMarker(other, Short.MAX_VALUE, 0, v2); // an exhausted epoch cannot be bumped: taken, as in Kafka
+    }
+
     @Test
     void markersFromAnOlderCoordinatorOrProducerEpochAreFencedAndANewerEpochMarkerForgetsTheBatches() {
         produce(txnBatch(PID, 3, 0, 2));

@@ -322,4 +322,42 @@ class TransactionalLogTest {
         assertThat(log.appendAsLeader(TestRecords.transactional(1, (short) 1, 0, 1, T0), 0).duplicate()).isFalse();
         assertThat(log.appendAsLeader(TestRecords.transactional(1, (short) 1, 0, 1, T0), 0).duplicate()).isTrue();
     }
+
+    /**
+     * Transactions V2 (KIP-1228, as Kafka 4.4 checks it): a marker at the producer's epoch that comes
+     * after the producer's next transaction began here (sent late by a deposed coordinator, or a delayed
+     * request) is refused, so it cannot end that transaction with the previous one's outcome, as it
+     * did in ChaosTest seed 30901281307092 (a committed transaction's writes on two partitions aborted
+     * by the previous transaction's late ABORT). The retry of a marker already written is taken; a V1
+     * marker (its end keeps the epoch) is checked as before.
+     */
+    @Test
+    void aLateTransactionsV2MarkerCannotEndTheProducersNextTransaction() throws IOException {
+        PartitionLog log = open();
+        log.appendAsLeader(TestRecords.transactional(1, (short) 0, 0, 1, T0), 0);  // T0 at epoch 0, offset 0
+        log.appendMarkerAsLeader(1, (short) 1, 0, false, 0, (short) 2);           // its ABORT, at the bumped epoch
+        log.appendMarkerAsLeader(1, (short) 1, 0, false, 0, (short) 2);           // a retry: nothing open, taken
+        long next = log.logEndOffset();
+        log.appendAsLeader(TestRecords.transactional(1, (short) 1, 0, 2, T0), 0);  // T1 at epoch 1
+        long end = log.logEndOffset();
+
+        assertThatThrownBy(() -> log.appendMarkerAsLeader(1, (short) 1, 0, false, 0, (short) 2))
+                .as("T0's ABORT once more, after T1 began")
+                .isInstanceOf(org.apache.kafka.common.errors.InvalidProducerEpochException.class)
+                .hasMessageContaining("not newer");
+        assertThat(log.logEndOffset()).as("nothing written").isEqualTo(end);
+        assertThat(log.ongoingTransactions()).containsExactly(Map.entry(next, 1L));
+
+        log.appendMarkerAsLeader(1, (short) 2, 0, true, 0, (short) 2);            // T1's COMMIT
+        log.updateHighWatermark(log.logEndOffset());
+        assertThat(log.abortedTransactions(0, log.logEndOffset())).extracting(AbortedTxn::firstOffset)
+                .as("T1's records are in no aborted transaction").allMatch(first -> first < next);
+
+        // V1: the end keeps the epoch, so a marker at the producer's epoch is the next one's
+        log.appendAsLeader(TestRecords.transactional(2, (short) 5, 0, 1, T0), 0);
+        log.appendMarkerAsLeader(2, (short) 5, 0, true, 0, (short) 0);
+        log.appendAsLeader(TestRecords.transactional(2, (short) 5, 1, 1, T0), 0);
+        log.appendMarkerAsLeader(2, (short) 5, 0, false, 0, (short) 0);
+        assertThat(log.ongoingTransactions()).isEmpty();
+    }
 }

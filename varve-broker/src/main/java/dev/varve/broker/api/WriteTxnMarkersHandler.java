@@ -21,7 +21,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * WriteTxnMarkers, from a transaction coordinator on another broker: appends each marker to the
- * partition this broker leads, as an acks=all append, and answers per partition once its in-sync
+ * partition this broker leads, as an acks=all append (checked at the transaction version v2 carries,
+ * KIP-1228; 0 below v2), and answers per partition once its in-sync
  * replicas have it (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS,
  * TRANSACTION_COORDINATOR_FENCED, INVALID_PRODUCER_EPOCH... as Kafka answers; the coordinator retries
  * what can be retried). From an address that is not a broker's: CLUSTER_AUTHORIZATION_FAILED for
@@ -87,7 +88,7 @@ public final class WriteTxnMarkersHandler extends AllVersionsHandler {
                 for (int partition : topic.partitionIndexes()) {
                     TopicPartition tp = new TopicPartition(topic.name(), partition);
                     waits.add(writer.writeLocal(new TxnMarkerChannel.Marker(marker.producerId(), marker.producerEpoch(),
-                                    marker.coordinatorEpoch(), marker.transactionResult(), tp))
+                                    marker.coordinatorEpoch(), marker.transactionResult(), tp, marker.transactionVersion()))
                             .thenAccept(error -> {
                                 synchronized (ofProducer) {
                                     ofProducer.put(tp, error);

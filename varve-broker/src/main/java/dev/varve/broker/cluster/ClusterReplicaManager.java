@@ -548,9 +548,9 @@ public final class ClusterReplicaManager implements MetadataLoader.ImageListener
      * min.insync.replicas is checked first (NOT_ENOUGH_REPLICAS).
      */
     public ReplicaManager.LeaderAppend appendMarkerAsLeader(TopicPartition tp, long producerId, short producerEpoch,
-                                                           int coordinatorEpoch, boolean commit) {
-        return appendAsLeader(tp, true,
-                (log, epoch) -> log.appendMarkerAsLeader(producerId, producerEpoch, coordinatorEpoch, commit, epoch));
+                                                           int coordinatorEpoch, boolean commit, short transactionVersion) {
+        return appendAsLeader(tp, true, (log, epoch) -> log.appendMarkerAsLeader(producerId, producerEpoch,
+                coordinatorEpoch, commit, epoch, transactionVersion));
     }
 
     /** An append to the log of a partition this broker leads, in the leader epoch given. */

@@ -27,8 +27,16 @@ public final class TxnMarkerChannel extends InterBrokerChannel<TxnMarkerChannel.
     /** Markers per request at most. */
     private static final int MAX_BATCH = 1_000;
 
-    /** One partition's marker. */
-    public record Marker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit, TopicPartition tp) {
+    /**
+     * One partition's marker; {@code transactionVersion} is its transaction's (WriteTxnMarkers v2,
+     * KIP-1228: 2 makes the leader refuse a marker whose epoch is not newer than the producer's).
+     */
+    public record Marker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit, TopicPartition tp,
+                         short transactionVersion) {
+        /** A marker of a transactions V1 transaction (or of a request that does not say). */
+        public Marker(long producerId, short producerEpoch, int coordinatorEpoch, boolean commit, TopicPartition tp) {
+            this(producerId, producerEpoch, coordinatorEpoch, commit, tp, (short) 0);
+        }
     }
 
     record Pending(Marker marker, CompletableFuture<Errors> result) {
@@ -92,7 +100,8 @@ public final class TxnMarkerChannel extends InterBrokerChannel<TxnMarkerChannel.
     }
 
     private static boolean sameEntry(Marker a, Marker b) {
-        return a.producerEpoch() == b.producerEpoch() && a.commit() == b.commit() && a.coordinatorEpoch() == b.coordinatorEpoch();
+        return a.producerEpoch() == b.producerEpoch() && a.commit() == b.commit() && a.coordinatorEpoch() == b.coordinatorEpoch()
+                && a.transactionVersion() == b.transactionVersion();
     }
 
     private static WriteTxnMarkersRequestData request0(List<Pending> batch) {
@@ -102,7 +111,8 @@ public final class TxnMarkerChannel extends InterBrokerChannel<TxnMarkerChannel.
             Marker m = p.marker();
             byProducer.computeIfAbsent(m.producerId(), id -> new WriteTxnMarkersRequestData.WritableTxnMarker()
                     .setProducerId(m.producerId()).setProducerEpoch(m.producerEpoch())
-                    .setTransactionResult(m.commit()).setCoordinatorEpoch(m.coordinatorEpoch()));
+                    .setTransactionResult(m.commit()).setCoordinatorEpoch(m.coordinatorEpoch())
+                    .setTransactionVersion((byte) m.transactionVersion()));
             partitions.computeIfAbsent(m.producerId(), id -> new LinkedHashMap<>())
                     .computeIfAbsent(m.tp().topic(), t -> new ArrayList<>()).add(m.tp().partition());
         }

@@ -57,10 +57,11 @@ public final class TransactionCoordinator {
          * Writes the commit or abort marker of {@code producerId} at {@code producerEpoch} to every
          * partition, retrying what can be retried (a partition's leader moving, say); completes once each
          * partition has its marker, exceptionally only when it gives up (the coordinator epoch is stale,
-         * or the writer is closing).
+         * or the writer is closing). {@code transactionVersion} is the transaction's (2: the leaders
+         * refuse a marker whose epoch is not newer than the producer's, KIP-1228).
          */
         CompletableFuture<Void> write(String transactionalId, long producerId, short producerEpoch, int coordinatorEpoch,
-                                      boolean commit, Set<TopicPartition> partitions);
+                                      boolean commit, Set<TopicPartition> partitions, short transactionVersion);
     }
 
     /** New producer ids. */
@@ -91,6 +92,11 @@ public final class TransactionCoordinator {
         TxnMetadata current;
         /** A transition is being written (the id answers CONCURRENT_TRANSACTIONS meanwhile). */
         boolean pending;
+        /**
+         * Every marker of this Prepare state ({@link #current}) is written, but writing its Complete
+         * state failed: {@link #retryCompletions} writes it again (never the markers).
+         */
+        boolean completionOwed;
 
         Entry(TxnMetadata current) {
             this.current = current;
@@ -187,6 +193,16 @@ public final class TransactionCoordinator {
         Owned o = owned.get(log.partitionFor(transactionalId));
         Entry e = o == null || !o.loaded ? null : o.ids.get(transactionalId);
         return e == null ? Optional.empty() : Optional.of(e.current);
+    }
+
+    /**
+     * Whether this broker still coordinates {@code transactionalId}'s partition in {@code coordinatorEpoch}:
+     * while it does not, markers it sent in that epoch are no longer wanted (Kafka's marker channel
+     * drops those of a partition it resigned), since the next coordinator ends the transaction from the log.
+     */
+    public synchronized boolean coordinates(String transactionalId, int coordinatorEpoch) {
+        Owned o = owned.get(log.partitionFor(transactionalId));
+        return o != null && o.coordinatorEpoch == coordinatorEpoch;
     }
 
     /** Whether a partition coordinated here is still loading (ListTransactions answers COORDINATOR_LOAD_IN_PROGRESS). */
@@ -620,40 +636,76 @@ public final class TransactionCoordinator {
     private void sendMarkers(Owned o, Entry e, TxnMetadata prepared) {
         boolean commit = prepared.state() == TransactionState.PREPARE_COMMIT;
         markers.write(prepared.transactionalId(), prepared.producerId(), prepared.producerEpoch(), o.coordinatorEpoch,
-                commit, prepared.partitions()).whenComplete((v, failure) -> {
+                commit, prepared.partitions(), prepared.clientTransactionVersion()).whenComplete((v, failure) -> {
                     if (failure != null) {
                         // the writer gave up: the coordinator moved (the new one resumes the end) or is closing
                         LOG.info("Markers of {} not all written: {}", prepared.transactionalId(), failure.toString());
                         return;
                     }
-                    TxnMetadata completed;
-                    synchronized (this) {
-                        if (!stillOwns(o, e)) {
-                            return;
-                        }
-                        completed = TxnTransitions.complete(prepared, time.milliseconds());
-                        e.pending = true;
-                    }
-                    log.write(o.partition, o.coordinatorEpoch, completed).whenComplete((w, writeFailure) -> {
-                        boolean retry = false;
-                        synchronized (this) {
-                            if (!stillOwns(o, e)) {
-                                return;
-                            }
-                            e.pending = false;
-                            if (writeFailure == null) {
-                                e.current = completed;
-                            } else {
-                                retry = true; // markers are idempotent at the partitions: send them again
-                            }
-                        }
-                        if (retry) {
-                            LOG.info("Writing the end of {} failed ({}); resending its markers", prepared.transactionalId(),
-                                    writeFailure.toString());
-                            sendMarkers(o, e, prepared);
-                        }
-                    });
+                    writeCompletion(o, e, prepared, false);
                 });
+    }
+
+    /**
+     * Every marker of {@code prepared} is written: writes CompleteCommit or CompleteAbort. A failed
+     * write is owed ({@link #retryCompletions}), and the markers are never sent again: once this
+     * coordinator loses the partition, a marker it sent late could land after the producer's next
+     * transaction began in a partition, under a coordinator that read the Complete state from the log
+     * and wrote no marker there since, and end that transaction there with this one's outcome (a
+     * committed transaction torn, found by ChaosTest and TxnSimulation). Kafka retries the append alone too.
+     */
+    private void writeCompletion(Owned o, Entry e, TxnMetadata prepared, boolean again) {
+        TxnMetadata completed;
+        synchronized (this) {
+            if (!stillOwns(o, e) || e.current != prepared) {
+                return;
+            }
+            completed = TxnTransitions.complete(prepared, time.milliseconds());
+            e.pending = true;
+            e.completionOwed = false;
+        }
+        log.write(o.partition, o.coordinatorEpoch, completed).whenComplete((w, writeFailure) -> {
+            synchronized (this) {
+                if (!stillOwns(o, e)) {
+                    return; // the next coordinator of the partition ends it from what the log holds
+                }
+                e.pending = false;
+                if (writeFailure == null) {
+                    e.current = completed;
+                    return;
+                }
+                e.completionOwed = true;
+            }
+            if (again) {
+                LOG.debug("Writing the end of {} failed again ({})", prepared.transactionalId(), writeFailure.toString());
+            } else {
+                LOG.info("Writing the end of {} failed ({}); it is written again (its markers are all written)",
+                        prepared.transactionalId(), writeFailure.toString());
+            }
+        });
+    }
+
+    /**
+     * Writes again the Complete state of every transaction whose markers are all written but whose
+     * Complete write failed (the broker's timer calls this often); returns how many it started.
+     */
+    public int retryCompletions() {
+        List<Runnable> writes = new ArrayList<>();
+        synchronized (this) {
+            for (Owned o : owned.values()) {
+                if (!o.loaded) {
+                    continue;
+                }
+                for (Entry e : o.ids.values()) {
+                    if (e.completionOwed && !e.pending) {
+                        TxnMetadata prepared = e.current;
+                        writes.add(() -> writeCompletion(o, e, prepared, true));
+                    }
+                }
+            }
+        }
+        writes.forEach(Runnable::run);
+        return writes.size();
     }
 
     // ---------------------------------------------------------------- timeouts and expiry

@@ -66,16 +66,18 @@ class TransactionCoordinatorTest {
     /** Marker writes, completed by the test. */
     static final class FakeMarkers implements TransactionCoordinator.MarkerWriter {
         record Sent(String id, long producerId, short epoch, int coordinatorEpoch, boolean commit, Set<TopicPartition> partitions,
-                    CompletableFuture<Void> done) {
+                    short transactionVersion, CompletableFuture<Void> done) {
         }
 
         final List<Sent> sent = new ArrayList<>();
 
         @Override
         public synchronized CompletableFuture<Void> write(String transactionalId, long producerId, short producerEpoch,
-                                                          int coordinatorEpoch, boolean commit, Set<TopicPartition> partitions) {
+                                                          int coordinatorEpoch, boolean commit, Set<TopicPartition> partitions,
+                                                          short transactionVersion) {
             CompletableFuture<Void> f = new CompletableFuture<>();
-            sent.add(new Sent(transactionalId, producerId, producerEpoch, coordinatorEpoch, commit, partitions, f));
+            sent.add(new Sent(transactionalId, producerId, producerEpoch, coordinatorEpoch, commit, partitions,
+                    transactionVersion, f));
             return f;
         }
 
@@ -162,6 +164,7 @@ class TransactionCoordinatorTest {
         assertThat(sent.producerId()).isEqualTo(p.producerId());
         assertThat(sent.epoch()).isEqualTo(p.producerEpoch());
         assertThat(sent.coordinatorEpoch()).isEqualTo(EPOCH);
+        assertThat(sent.transactionVersion()).as("a V1 transaction").isEqualTo((short) 0);
 
         // while the markers are out: a retry of the commit waits, an abort is refused, a new transaction waits
         assertThat(coordinator.endTransaction("app", p.producerId(), p.producerEpoch(), true).join())
@@ -335,6 +338,58 @@ class TransactionCoordinatorTest {
         assertThat(coordinator.describe("app").orElseThrow().state()).isEqualTo(TransactionState.ONGOING);
     }
 
+    /**
+     * A Complete write that fails once every marker is written is written again, never the markers: sent
+     * again by a coordinator that loses the partition meanwhile, a marker can land in a partition after
+     * the producer's next transaction began there (under a coordinator that read the Complete state and
+     * wrote no marker there since) and end that transaction there with this one's outcome. That tore a
+     * committed transaction in ChaosTest (seed 30901281307092: its writes on two partitions aborted)
+     * and in TxnSimulation (seed 721, before this fix).
+     */
+    @Test
+    void aFailedCompleteWriteIsWrittenAgainWithoutSendingTheMarkersAgain() {
+        loaded();
+        TransactionCoordinator.InitResult p = init("app");
+        assertThat(coordinator.addPartitions("app", p.producerId(), p.producerEpoch(), Set.of(A, B)).join()).isEqualTo(Errors.NONE);
+        assertThat(coordinator.endTransaction("app", p.producerId(), p.producerEpoch(), false).join()).isEqualTo(Errors.NONE);
+        int sent = markers.sent.size();
+        log.failWith = new NotEnoughReplicasException("not replicated in time");
+        markers.last().done().complete(null);
+        assertThat(log.last().metadata().state()).as("the Complete write was tried").isEqualTo(TransactionState.COMPLETE_ABORT);
+        assertThat(markers.sent).as("no marker sent again").hasSize(sent);
+        assertThat(coordinator.describe("app").orElseThrow().state()).isEqualTo(TransactionState.PREPARE_ABORT);
+        assertThat(coordinator.addPartitions("app", p.producerId(), p.producerEpoch(), Set.of(A)).join())
+                .as("the next transaction waits for the end").isEqualTo(Errors.CONCURRENT_TRANSACTIONS);
+        assertThat(coordinator.retryCompletions()).as("still failing").isEqualTo(1);
+        assertThat(markers.sent).hasSize(sent);
+
+        log.failWith = null;
+        assertThat(coordinator.retryCompletions()).isEqualTo(1);
+        assertThat(coordinator.describe("app").orElseThrow().state()).isEqualTo(TransactionState.COMPLETE_ABORT);
+        assertThat(markers.sent).as("still no marker sent again").hasSize(sent);
+        assertThat(coordinator.retryCompletions()).as("nothing owed").isZero();
+        assertThat(coordinator.addPartitions("app", p.producerId(), p.producerEpoch(), Set.of(A)).join()).isEqualTo(Errors.NONE);
+    }
+
+    /** A coordinator that lost the partition owes nothing: the next one ends the transaction from the log. */
+    @Test
+    void aDeposedCoordinatorNeitherWritesTheCompleteStateAgainNorWantsItsMarkers() {
+        loaded();
+        TransactionCoordinator.InitResult p = init("app");
+        coordinator.addPartitions("app", p.producerId(), p.producerEpoch(), Set.of(A)).join();
+        coordinator.endTransaction("app", p.producerId(), p.producerEpoch(), true).join();
+        assertThat(coordinator.coordinates("app", EPOCH)).isTrue();
+        log.failWith = new NotEnoughReplicasException("not replicated in time");
+        markers.last().done().complete(null);
+        int writes = log.writes.size();
+        coordinator.resign(PARTITION);
+        coordinator.becomeCoordinator(PARTITION, EPOCH + 1);
+        assertThat(coordinator.coordinates("app", EPOCH)).as("its markers are no longer wanted").isFalse();
+        assertThat(coordinator.coordinates("app", EPOCH + 1)).isTrue();
+        assertThat(coordinator.retryCompletions()).isZero();
+        assertThat(log.writes).hasSize(writes);
+    }
+
     @Test
     void aWriteThatOutlivesTheCoordinatorsLeadershipAnswersNotCoordinator() {
         loaded();
@@ -399,8 +454,9 @@ class TransactionCoordinatorTest {
                 .isEqualTo(Map.of(A, Errors.NONE, B, Errors.TRANSACTION_ABORTABLE));
         TransactionCoordinator.EndResult end = coordinator.endTransaction("v2", p.producerId(), (short) 0, true, (short) 2).join();
         assertThat(end).isEqualTo(new TransactionCoordinator.EndResult(Errors.NONE, p.producerId(), (short) 1));
-        // the markers go out at the bumped epoch
+        // the markers go out at the bumped epoch, as markers of a V2 transaction (the leaders check their epoch is newer)
         assertThat(markers.last().epoch()).isEqualTo((short) 1);
+        assertThat(markers.last().transactionVersion()).isEqualTo((short) 2);
         // while they are out: the retry (old epoch) waits, the next transaction's add waits
         assertThat(coordinator.endTransaction("v2", p.producerId(), (short) 0, true, (short) 2).join().error())
                 .isEqualTo(Errors.CONCURRENT_TRANSACTIONS);

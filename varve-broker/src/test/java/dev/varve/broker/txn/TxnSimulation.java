@@ -196,8 +196,8 @@ final class TxnSimulation {
                     return f;
                 }
             };
-            TransactionCoordinator.MarkerWriter markers = (id, pid, epoch, coordinatorEpoch, commit, partitions) ->
-                    sendMarkers(self, gen, id, pid, epoch, coordinatorEpoch, commit, partitions);
+            TransactionCoordinator.MarkerWriter markers = (id, pid, epoch, coordinatorEpoch, commit, partitions, version) ->
+                    sendMarkers(self, gen, id, pid, epoch, coordinatorEpoch, commit, partitions, version);
             TransactionCoordinator.ProducerIds ids = () -> nextProducerId++;
             return new TransactionCoordinator(CONFIG, log, markers, ids, time);
         }
@@ -342,33 +342,42 @@ final class TxnSimulation {
         trace(dp.tp + " moves to broker " + to.id);
     }
 
-    /** The marker writer of broker {@code b}: each partition's marker to its leader of the moment, retried while it has none. */
+    /**
+     * The marker writer of broker {@code b}: each partition's marker to its leader of the moment, retried
+     * while it has none and while {@code b} still coordinates the id in the marker's coordinator epoch.
+     */
     private CompletableFuture<Void> sendMarkers(Broker b, int gen, String id, long pid, short epoch, int coordinatorEpoch,
-                                                boolean commit, Set<TopicPartition> partitions) {
+                                                boolean commit, Set<TopicPartition> partitions, short version) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         Set<TopicPartition> remaining = new HashSet<>(partitions);
         if (remaining.isEmpty()) {
             after(hop(), () -> f.complete(null));
         }
         for (TopicPartition tp : partitions) {
-            sendMarker(b, gen, id, pid, epoch, coordinatorEpoch, commit, tp, remaining, f);
+            sendMarker(b, gen, id, pid, epoch, coordinatorEpoch, commit, version, tp, remaining, f);
         }
         return f;
     }
 
     private void sendMarker(Broker b, int gen, String id, long pid, short epoch, int coordinatorEpoch, boolean commit,
-                            TopicPartition tp, Set<TopicPartition> remaining, CompletableFuture<Void> f) {
+                            short version, TopicPartition tp, Set<TopicPartition> remaining, CompletableFuture<Void> f) {
+        if (b.alive(gen) && !b.coordinator.coordinates(id, coordinatorEpoch)) {
+            // TxnMarkerWriter sends (and retries) a marker only while its coordinator still coordinates
+            // the id in that epoch; one already on its way still lands
+            f.completeExceptionally(new org.apache.kafka.common.errors.NotCoordinatorException("deposed"));
+            return;
+        }
         after(hop(), () -> {
             if (!b.alive(gen) || f.isDone()) {
                 return;
             }
             DataPartition dp = partition(tp);
             if (!brokers.get(dp.leader).up) {
-                after(100, () -> sendMarker(b, gen, id, pid, epoch, coordinatorEpoch, commit, tp, remaining, f));
+                after(100, () -> sendMarker(b, gen, id, pid, epoch, coordinatorEpoch, commit, version, tp, remaining, f));
                 return;
             }
             try {
-                dp.producers.checkMarker(pid, epoch, coordinatorEpoch);
+                dp.producers.checkMarker(pid, epoch, coordinatorEpoch, version);
             } catch (RuntimeException refused) {
                 trace(tp + " refuses the " + (commit ? "commit" : "abort") + " marker of " + id + " pid " + pid + " epoch "
                         + epoch + ": " + Errors.forException(refused));
@@ -883,6 +892,7 @@ final class TxnSimulation {
 
     private void tick(Broker b) {
         if (b.up) {
+            b.coordinator.retryCompletions();
             b.coordinator.abortTimedOutTransactions();
             if (random.nextInt(5) == 0) {
                 b.coordinator.expireTransactionalIds();

@@ -188,11 +188,40 @@ public final class ChaosRunner {
                 }
                 faults.add("consumer-group history and the nodes' logs written to " + evidence.toAbsolutePath().getParent());
             }
+            if (!txnReport.valid()) {
+                // the evidence of a transactional anomaly: the history, the nodes' logs and their data directories
+                Path evidence = Path.of("target", "chaos-txn", String.valueOf(settings.seed()));
+                txn.history().dump(evidence.resolve("history.txt"));
+                for (TestCluster.Node n : cluster.nodes()) {
+                    java.nio.file.Files.writeString(evidence.resolve("node-" + n.id + ".log"), n.log());
+                    copyTree(n.dataDir(), evidence.resolve("node-" + n.id + "-data"));
+                }
+                faults.add("transactional history, the nodes' logs and data written to " + evidence.toAbsolutePath());
+            }
             List<String> groupActions = new ArrayList<>();
             groupActions.add("assignor " + group.assignor() + (group.regex() ? "" : "; no broker-side regex members"));
             groupActions.addAll(group.actions());
             return new Result(report, txnReport, groupReport, groupActions, List.copyOf(faults),
                     java.util.Set.copyOf(injected));
+        }
+    }
+
+    private static void copyTree(Path from, Path to) {
+        try (java.util.stream.Stream<Path> all = java.nio.file.Files.walk(from)) {
+            for (Path p : (Iterable<Path>) all::iterator) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (java.nio.file.Files.isDirectory(p)) {
+                    java.nio.file.Files.createDirectories(target);
+                } else {
+                    try {
+                        java.nio.file.Files.copy(p, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    } catch (java.io.IOException gone) {
+                        // a file the running node removed meanwhile
+                    }
+                }
+            }
+        } catch (java.io.IOException | java.io.UncheckedIOException e) {
+            // evidence is a convenience
         }
     }
 

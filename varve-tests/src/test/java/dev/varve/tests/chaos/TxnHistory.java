@@ -119,4 +119,21 @@ public final class TxnHistory {
     public static String derived(String input, String txn) {
         return input + DERIVED + txn;
     }
+
+    /** Every event in time order, one a line with its time from the first event and its wall clock, to {@code file}. */
+    public void dump(java.nio.file.Path file) throws java.io.IOException {
+        List<Event> sorted = new ArrayList<>(events());
+        sorted.sort(java.util.Comparator.comparingLong(Event::nanoTime));
+        long t0 = sorted.isEmpty() ? 0 : sorted.get(0).nanoTime();
+        long wallMinusNanoMs = System.currentTimeMillis() - System.nanoTime() / 1_000_000;
+        java.time.format.DateTimeFormatter clock = java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS")
+                .withZone(java.time.ZoneId.systemDefault());
+        StringBuilder out = new StringBuilder();
+        for (Event e : sorted) {
+            out.append(String.format("%12.3f %s %s%n", (e.nanoTime() - t0) / 1e6,
+                    clock.format(java.time.Instant.ofEpochMilli(wallMinusNanoMs + e.nanoTime() / 1_000_000)), e));
+        }
+        java.nio.file.Files.createDirectories(file.toAbsolutePath().getParent());
+        java.nio.file.Files.writeString(file, out);
+    }
 }
