@@ -142,6 +142,14 @@ public final class Broker implements AutoCloseable {
                 : new ProducerIdManager(firstDir);
         this.context = new BrokerContext(config, clusterId, topics, replicaManager, producerIds);
         self[0] = context;
+        // group configs (KIP-848/932): in the metadata image of a cluster, in a file of a single node
+        LocalGroupConfigStore groupConfigStore = clustered ? null : new LocalGroupConfigStore(firstDir);
+        context.setGroupConfigStore(groupConfigStore);
+        context.groupConfigs().setOverrides(groupConfigStore != null ? groupConfigStore::get : groupId -> {
+            dev.varve.broker.cluster.ClusterReplicaManager c = replicaManager.cluster();
+            return c == null ? java.util.Map.<String, String>of() : c.image().configs(new org.apache.kafka.common.config.ConfigResource(
+                    org.apache.kafka.common.config.ConfigResource.Type.GROUP, groupId));
+        });
         this.metrics = new dev.varve.broker.metrics.BrokerMetrics(new dev.varve.broker.metrics.KafkaMetrics(true));
         context.setMetrics(metrics);
         context.onTopicDeleted(metrics.topics()::removeTopic);
@@ -173,6 +181,12 @@ public final class Broker implements AutoCloseable {
                 ? new dev.varve.broker.group.ShareGroupCoordinator(coordinator,
                         new dev.varve.broker.group.ShareGroupLogic(config.shareGroupConfig()), groupTopics(context.topics()))
                 : null;
+        if (consumerGroups != null) {
+            consumerGroups.setGroupConfigs(context.groupConfigs());
+        }
+        if (shareGroups != null) {
+            shareGroups.setGroupConfigs(context.groupConfigs());
+        }
         this.groupOffsets = groupOffsets;
         CoordinatorPartitions coordinatorPartitions = null;
         if (!clustered) {
@@ -278,6 +292,23 @@ public final class Broker implements AutoCloseable {
             handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.alter(context, shareGroups, shares));
             handlers.add(dev.varve.broker.api.ShareGroupOffsetsHandlers.delete(context, shareGroups, shares));
             shareGroups.onGroupDeleted(shares::deleteState);
+            dev.varve.broker.group.GroupConfigs groupConfigs = context.groupConfigs();
+            shares.setGroupSettings(new dev.varve.broker.share.ShareGroupSettings() {
+                @Override
+                public String autoOffsetReset(String groupId) {
+                    return groupConfigs.shareAutoOffsetReset(groupId);
+                }
+
+                @Override
+                public boolean readCommitted(String groupId) {
+                    return groupConfigs.shareReadCommitted(groupId);
+                }
+
+                @Override
+                public long recordLockDurationMs(String groupId) {
+                    return groupConfigs.shareRecordLockDurationMs(groupId);
+                }
+            });
         }
         // client quotas: in the metadata image of a cluster, in a file of a single node
         dev.varve.broker.security.LocalQuotaStore quotaStore = clustered ? null

@@ -863,6 +863,19 @@ public final class BrokerConfig {
                 intValue(GROUP_SHARE_RECORD_LOCK_DURATION_MS)), intValue(GROUP_SHARE_MAX_SHARE_SESSIONS));
     }
 
+    /** What group config overrides (KIP-848/932) fall back to and must stay within. */
+    public dev.varve.broker.group.GroupConfigs.Broker groupConfigDefaults() {
+        return new dev.varve.broker.group.GroupConfigs.Broker(consumerProtocolEnabled(), shareProtocolEnabled(),
+                intValue(GROUP_CONSUMER_SESSION_TIMEOUT_MS), intValue(GROUP_CONSUMER_MIN_SESSION_TIMEOUT_MS),
+                intValue(GROUP_CONSUMER_MAX_SESSION_TIMEOUT_MS), intValue(GROUP_CONSUMER_HEARTBEAT_INTERVAL_MS),
+                intValue(GROUP_CONSUMER_MIN_HEARTBEAT_INTERVAL_MS), intValue(GROUP_CONSUMER_MAX_HEARTBEAT_INTERVAL_MS),
+                intValue(GROUP_SHARE_SESSION_TIMEOUT_MS), intValue(GROUP_SHARE_MIN_SESSION_TIMEOUT_MS),
+                intValue(GROUP_SHARE_MAX_SESSION_TIMEOUT_MS), intValue(GROUP_SHARE_HEARTBEAT_INTERVAL_MS),
+                intValue(GROUP_SHARE_MIN_HEARTBEAT_INTERVAL_MS), intValue(GROUP_SHARE_MAX_HEARTBEAT_INTERVAL_MS),
+                intValue(GROUP_SHARE_RECORD_LOCK_DURATION_MS), intValue(GROUP_SHARE_MIN_RECORD_LOCK_DURATION_MS),
+                intValue(GROUP_SHARE_MAX_RECORD_LOCK_DURATION_MS));
+    }
+
     /** The KIP-848 consumer protocol's settings. */
     public dev.varve.broker.group.ConsumerGroupLogic.Config consumerGroupConfig() {
         List<String> assignors = new ArrayList<>();

@@ -26,6 +26,24 @@ public final class BrokerContext {
         this.advertised = config.advertisedListeners();
         this.fetchSessions = new FetchSessions(config.intValue(BrokerConfig.MAX_INCREMENTAL_FETCH_SESSION_CACHE_SLOTS),
                 org.apache.kafka.common.utils.Time.SYSTEM);
+        this.groupConfigs = new dev.varve.broker.group.GroupConfigs(config.groupConfigDefaults());
+    }
+
+    private final dev.varve.broker.group.GroupConfigs groupConfigs;
+    private volatile LocalGroupConfigStore groupConfigStore;
+
+    /** Group configs (KIP-848/932): the keys, their validation and every group's effective settings. */
+    public dev.varve.broker.group.GroupConfigs groupConfigs() {
+        return groupConfigs;
+    }
+
+    /** A single node's group config overrides; null in a cluster (they are in the metadata image). */
+    public LocalGroupConfigStore groupConfigStore() {
+        return groupConfigStore;
+    }
+
+    void setGroupConfigStore(LocalGroupConfigStore store) {
+        this.groupConfigStore = store;
     }
 
     private final FetchSessions fetchSessions;

@@ -542,7 +542,8 @@ public final class ControllerApis {
     /**
      * Decides config changes; one result per requested resource, in order. A resource named twice is
      * INVALID_REQUEST; an existing topic's overrides after the change must pass
-     * {@link ControllerLogic#validateTopicConfigs}; existence and resource types are
+     * {@link ControllerLogic#validateTopicConfigs}, a group's {@link ControllerLogic#validateGroupConfigs}
+     * (a group need not exist: Kafka keeps configs of groups to come); existence and resource types are
      * {@link ControllerLogic#alterConfigs}'s checks. With {@code validateOnly} nothing is written.
      */
     private ControllerResult<List<ApiError>> decideConfigs(MetadataImage image, List<ResourceChange> requested, boolean validateOnly) {
@@ -559,7 +560,9 @@ public final class ControllerApis {
             try {
                 Map<String, String> current = image.configs(resource);
                 Map<String, String> delta = rc.changes().apply(current);
-                if (resource.type() == ConfigResource.Type.TOPIC && image.topic(resource.name()).isPresent()) {
+                boolean topic = resource.type() == ConfigResource.Type.TOPIC && image.topic(resource.name()).isPresent();
+                boolean group = resource.type() == ConfigResource.Type.GROUP && !resource.name().isEmpty();
+                if (topic || group) {
                     Map<String, String> after = new HashMap<>(current);
                     delta.forEach((k, v) -> {
                         if (v == null) {
@@ -568,7 +571,11 @@ public final class ControllerApis {
                             after.put(k, v);
                         }
                     });
-                    logic.validateTopicConfigs(resource.name(), after);
+                    if (topic) {
+                        logic.validateTopicConfigs(resource.name(), after);
+                    } else {
+                        logic.validateGroupConfigs(resource.name(), after);
+                    }
                 }
                 changes.put(resource, delta);
             } catch (ApiException e) {

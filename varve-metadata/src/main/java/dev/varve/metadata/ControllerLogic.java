@@ -54,10 +54,35 @@ public final class ControllerLogic {
     }
 
     /**
-     * @param topicIds        new topic ids ({@code Uuid::randomUuid} in production)
-     * @param configValidator checks topic config overrides at CreateTopics (throws an ApiException)
+     * Checks a group's complete config overrides after an AlterConfigs (the broker passes its
+     * {@code GroupConfigs} rules: known keys, values within its group.* bounds); throws an
+     * {@link org.apache.kafka.common.errors.ApiException}.
      */
+    @FunctionalInterface
+    public interface GroupConfigValidator {
+        void validate(String groupId, Map<String, String> configs);
+
+        /** Group configs are not offered: every change is refused. */
+        GroupConfigValidator NONE = (groupId, configs) -> {
+            throw new org.apache.kafka.common.errors.InvalidRequestException("Unsupported resource type GROUP");
+        };
+    }
+
+    private final GroupConfigValidator groupConfigValidator;
+
+    /** As {@link #ControllerLogic(ControllerConfig, Supplier, TopicControl.TopicConfigValidator, GroupConfigValidator)}, without group configs. */
     public ControllerLogic(ControllerConfig config, Supplier<Uuid> topicIds, TopicControl.TopicConfigValidator configValidator) {
+        this(config, topicIds, configValidator, GroupConfigValidator.NONE);
+    }
+
+    /**
+     * @param topicIds             new topic ids ({@code Uuid::randomUuid} in production)
+     * @param configValidator      checks topic config overrides at CreateTopics (throws an ApiException)
+     * @param groupConfigValidator checks a group's config overrides after a change (throws an ApiException)
+     */
+    public ControllerLogic(ControllerConfig config, Supplier<Uuid> topicIds, TopicControl.TopicConfigValidator configValidator,
+                           GroupConfigValidator groupConfigValidator) {
+        this.groupConfigValidator = groupConfigValidator;
         this.config = config;
         this.partitions = new PartitionControl(config);
         this.cluster = new ClusterControl(config, partitions);
@@ -147,6 +172,16 @@ public final class ControllerLogic {
         topics.validateConfigs(topic, configs);
     }
 
+    /**
+     * Checks a group's complete set of config overrides (after an AlterConfigs) with the
+     * {@link GroupConfigValidator} this controller was built with.
+     *
+     * @throws org.apache.kafka.common.errors.ApiException naming the offending key
+     */
+    public void validateGroupConfigs(String groupId, Map<String, String> configs) {
+        groupConfigValidator.validate(groupId, configs);
+    }
+
     // ---- partitions
 
     public ControllerResult<PartitionControl.AlterPartitionReply> alterPartition(
@@ -218,9 +253,9 @@ public final class ControllerLogic {
             sorted.forEach((k, v) -> records.add(new ConfigRecord(r.type(), r.name(), k, v)));
             if (r.type() == ConfigResource.Type.TOPIC) {
                 topicsTouched.add(r.name());
-            } else {
+            } else if (r.type() == ConfigResource.Type.BROKER) {
                 clusterWide = true;
-            }
+            } // a group's configs decide nothing about partitions
         }
         if (!records.isEmpty()) {
             boolean all = clusterWide;
@@ -247,6 +282,11 @@ public final class ControllerLogic {
                 // fall through
             }
             return new ApiError(Errors.INVALID_REQUEST, "Invalid broker name " + r.name());
+        }
+        if (r.type() == ConfigResource.Type.GROUP) {
+            // Kafka's answer; a group need not exist to have configs
+            return r.name().isEmpty() ? new ApiError(Errors.INVALID_REQUEST, "Default group resources are not allowed.")
+                    : ApiError.NONE;
         }
         return new ApiError(Errors.INVALID_REQUEST, "Unsupported resource type " + r.type());
     }

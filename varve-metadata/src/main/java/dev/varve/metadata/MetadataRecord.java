@@ -228,13 +228,15 @@ public sealed interface MetadataRecord {
     }
 
     /**
-     * One dynamic config key of a broker (name is the broker id, or "" for the cluster-wide default)
-     * or of a topic (name is the topic name). A null value deletes the key.
+     * One dynamic config key of a broker (name is the broker id, or "" for the cluster-wide default), of a
+     * topic (name is the topic name) or of a consumer or share group (name is the group id, never empty:
+     * KIP-848/932 group configs). A null value deletes the key.
      */
     record ConfigRecord(ConfigResource.Type resourceType, String resourceName, String key, String value)
             implements MetadataRecord {
         public ConfigRecord {
-            if (resourceType != ConfigResource.Type.BROKER && resourceType != ConfigResource.Type.TOPIC) {
+            if (resourceType != ConfigResource.Type.BROKER && resourceType != ConfigResource.Type.TOPIC
+                    && resourceType != ConfigResource.Type.GROUP) {
                 throw new IllegalArgumentException("unsupported config resource type " + resourceType);
             }
             Objects.requireNonNull(resourceName, "resourceName");

@@ -53,17 +53,28 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class ControllerApisTest {
     private static final byte TOPIC = ConfigResource.Type.TOPIC.id();
     private static final byte BROKER = ConfigResource.Type.BROKER.id();
+    private static final byte GROUP = ConfigResource.Type.GROUP.id();
     private static final byte SET = 0;
     private static final byte DELETE = 1;
     private static final byte APPEND = 2;
     private static final byte SUBTRACT = 3;
 
     private final Random random = new Random(7);
+    /** What the group config validator was last asked about, per group. */
+    private final Map<String, Map<String, String>> validatedGroupConfigs = new HashMap<>();
     private final ControllerLogic logic = new ControllerLogic(ControllerConfig.defaults(),
             () -> new Uuid(random.nextLong(), random.nextLong()),
             (topic, configs) -> {
                 if ("forbidden".equals(configs.get("retention.ms"))) {
                     throw new InvalidConfigurationException("Invalid value forbidden for configuration retention.ms");
+                }
+            },
+            (group, configs) -> {
+                validatedGroupConfigs.put(group, Map.copyOf(configs));
+                for (String key : configs.keySet()) {
+                    if (!key.startsWith("consumer.")) {
+                        throw new InvalidConfigurationException("Unknown group config name: " + key);
+                    }
                 }
             });
     private final ControllerApis apis = new ControllerApis(logic);
@@ -563,6 +574,62 @@ class ControllerApisTest {
         IncrementalAlterConfigsResponseData twice = send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
                 resource(BROKER, "", op("a", SET, "1")), resource(BROKER, "", op("b", SET, "1"))));
         assertThat(twice.responses()).extracting(x -> Errors.forCode(x.errorCode())).containsOnly(Errors.INVALID_REQUEST);
+    }
+
+    @Test
+    void incrementalAlterConfigsOnGroupsAreConfigRecordsCheckedWholeByTheGroupValidator() {
+        ConfigResource g1 = new ConfigResource(ConfigResource.Type.GROUP, "g1");
+        IncrementalAlterConfigsResponseData r = send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g1", op("consumer.heartbeat.interval.ms", SET, "6000")),
+                resource(GROUP, "", op("consumer.heartbeat.interval.ms", SET, "6000"))));
+        assertThat(r.responses()).extracting(x -> x.resourceName() + "=" + Errors.forCode(x.errorCode()))
+                .containsExactly("g1=NONE", "=INVALID_REQUEST");
+        assertThat(r.responses().get(1).errorMessage()).isEqualTo("Default group resources are not allowed.");
+        assertThat(image.configs(g1)).isEqualTo(Map.of("consumer.heartbeat.interval.ms", "6000"));
+
+        // the validator sees the group's whole set after the change; a refusal changes nothing
+        send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g1", op("consumer.session.timeout.ms", SET, "50000"))));
+        assertThat(validatedGroupConfigs.get("g1")).isEqualTo(Map.of("consumer.heartbeat.interval.ms", "6000",
+                "consumer.session.timeout.ms", "50000"));
+        MetadataImage before = image;
+        IncrementalAlterConfigsResponseData bad = send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g1", op("share.isolation.level", SET, "read_committed"))));
+        assertThat(Errors.forCode(bad.responses().get(0).errorCode())).isEqualTo(Errors.INVALID_CONFIG);
+        assertThat(bad.responses().get(0).errorMessage()).isEqualTo("Unknown group config name: share.isolation.level");
+        assertThat(image).isEqualTo(before);
+        ControllerResult<ApiMessage> dry = decide(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(true,
+                resource(GROUP, "g1", op("consumer.session.timeout.ms", DELETE, null))));
+        assertThat(dry.records()).isEmpty();
+
+        // the records: one ConfigRecord of type GROUP per key, nothing about partitions
+        ControllerResult<ApiMessage> delete = decide(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g1", op("consumer.session.timeout.ms", DELETE, null), op("no.such.key", DELETE, null))));
+        assertThat(delete.records()).containsExactly(new MetadataRecord.ConfigRecord(ConfigResource.Type.GROUP, "g1",
+                "consumer.session.timeout.ms", null));
+        send(ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g1", op("consumer.session.timeout.ms", DELETE, null))));
+        assertThat(image.configs(g1)).isEqualTo(Map.of("consumer.heartbeat.interval.ms", "6000"));
+        checkSnapshot();
+
+        // legacy AlterConfigs replaces the group's whole set
+        AlterConfigsRequestData.AlterConfigsResource res = new AlterConfigsRequestData.AlterConfigsResource()
+                .setResourceType(GROUP).setResourceName("g1");
+        res.configs().add(new AlterConfigsRequestData.AlterableConfig().setName("consumer.session.timeout.ms").setValue("55000"));
+        AlterConfigsRequestData.AlterConfigsResourceCollection resources = new AlterConfigsRequestData.AlterConfigsResourceCollection();
+        resources.add(res);
+        AlterConfigsResponseData legacy = send(ApiKeys.ALTER_CONFIGS, new AlterConfigsRequestData().setResources(resources));
+        assertThat(Errors.forCode(legacy.responses().get(0).errorCode())).isEqualTo(Errors.NONE);
+        assertThat(image.configs(g1)).isEqualTo(Map.of("consumer.session.timeout.ms", "55000"));
+
+        // a controller built without group configs refuses them
+        ControllerApis without = new ControllerApis(new ControllerLogic(ControllerConfig.defaults(), Uuid::randomUuid,
+                (topic, configs) -> { }));
+        ControllerResult<ApiMessage> refused = without.handle(image, ApiKeys.INCREMENTAL_ALTER_CONFIGS, incremental(false,
+                resource(GROUP, "g2", op("consumer.session.timeout.ms", SET, "50000"))), 1_000);
+        assertThat(refused.records()).isEmpty();
+        assertThat(Errors.forCode(((IncrementalAlterConfigsResponseData) refused.response()).responses().get(0).errorCode()))
+                .isEqualTo(Errors.INVALID_REQUEST);
     }
 
     @Test

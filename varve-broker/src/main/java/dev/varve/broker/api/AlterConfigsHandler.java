@@ -20,10 +20,10 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * AlterConfigs, the legacy whole-set form, for topics (validate-only too): the request's keys
- * replace the topic's overrides entirely (keys left out return to their defaults). Validation,
- * persistence and errors are those of {@link IncrementalAlterConfigsHandler}; a null value gets
- * INVALID_REQUEST, as with Kafka.
+ * AlterConfigs, the legacy whole-set form, for topics and groups (validate-only too): the request's
+ * keys replace the resource's overrides entirely (keys left out return to their defaults), as Kafka 4
+ * does for GROUP resources too. Validation, persistence and errors are those of
+ * {@link IncrementalAlterConfigsHandler}; a null value gets INVALID_REQUEST, as with Kafka.
  */
 public final class AlterConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -59,6 +59,19 @@ public final class AlterConfigsHandler extends AllVersionsHandler {
                     }
                 }
                 broker.alterTopicConfigs(name, current -> configs, validateOnly);
+                return;
+            }
+            case GROUP: {
+                Map<String, String> configs = new HashMap<>();
+                for (AlterableConfig c : resource.configs()) {
+                    if (c.value() == null) {
+                        throw new InvalidRequestException("Null value not supported for : " + c.name());
+                    }
+                    if (configs.put(c.name(), c.value()) != null) {
+                        throw new InvalidRequestException("Error due to duplicate config keys: " + c.name());
+                    }
+                }
+                ConfigResources.alterGroupConfigs(broker, name, current -> configs, validateOnly);
                 return;
             }
             case BROKER:

@@ -105,6 +105,41 @@ final class ConfigDescriber {
         return out;
     }
 
+    /**
+     * A group's entries (Kafka 4.4's answer for the keys Varve accepts), sorted by key: an override is
+     * DYNAMIC_GROUP_CONFIG (synonym: the group key), followed by the broker level: the broker's
+     * {@code group.*} key, STATIC_BROKER_CONFIG when its file sets a value other than the built-in
+     * default, DEFAULT_CONFIG otherwise; a key without a broker key ({@code share.auto.offset.reset},
+     * {@code share.isolation.level}) falls back to its own default. Keys of a protocol this broker does
+     * not offer are not listed (they cannot be set).
+     */
+    List<Entry> group(Map<String, String> overrides) {
+        dev.varve.broker.group.GroupConfigs groups = broker.groupConfigs();
+        dev.varve.broker.group.GroupConfigs builtIn = new dev.varve.broker.group.GroupConfigs(
+                BUILT_IN.groupConfigDefaults());
+        List<Entry> out = new ArrayList<>();
+        for (dev.varve.broker.group.GroupConfigs.Key key : dev.varve.broker.group.GroupConfigs.KEYS) {
+            if (!groups.offered(key)) {
+                continue;
+            }
+            List<Synonym> synonyms = new ArrayList<>();
+            String override = overrides.get(key.name());
+            if (override != null) {
+                synonyms.add(new Synonym(key.name(), override, ConfigSource.GROUP_CONFIG));
+            }
+            String brokerValue = groups.brokerValue(key);
+            String defaultValue = builtIn.brokerValue(key);
+            String synonym = key.brokerSynonym() != null ? key.brokerSynonym() : key.name();
+            if (!Objects.equals(brokerValue, defaultValue)) {
+                synonyms.add(new Synonym(synonym, brokerValue, ConfigSource.STATIC_BROKER_CONFIG));
+            }
+            synonyms.add(new Synonym(synonym, defaultValue, ConfigSource.DEFAULT_CONFIG));
+            Synonym first = synonyms.get(0);
+            out.add(new Entry(key.name(), first.value(), first.source(), false, key.type(), key.documentation(), synonyms));
+        }
+        return out;
+    }
+
     /** This broker's entries, sorted by key. */
     List<Entry> broker() {
         BrokerConfig c = broker.config();

@@ -37,7 +37,31 @@ final class ConfigResources {
     static InvalidRequestException unsupportedType(byte type) {
         ConfigResource.Type t = ConfigResource.Type.forId(type);
         return new InvalidRequestException("Unsupported resource type " + (t == ConfigResource.Type.UNKNOWN ? type : t)
-                + ": Varve describes and alters TOPIC configs and describes BROKER configs.");
+                + ": Varve describes and alters TOPIC and GROUP configs and describes BROKER configs.");
+    }
+
+    /** Kafka's answer for the empty group name: there are no cluster-wide group defaults to alter. */
+    static void checkGroupName(String name, boolean describe) {
+        if (name == null || name.isEmpty()) {
+            throw new InvalidRequestException(describe ? "Group name must not be empty"
+                    : "Default group resources are not allowed.");
+        }
+    }
+
+    /**
+     * The GROUP branch of both alter APIs on a single node: the group's overrides after {@code change},
+     * validated whole ({@link dev.varve.broker.group.GroupConfigs#validate}), then (unless validating only)
+     * on disk before the answer. A group need not exist to have configs, as in Kafka.
+     */
+    static void alterGroupConfigs(dev.varve.broker.BrokerContext broker, String name,
+                                  java.util.function.UnaryOperator<java.util.Map<String, String>> change,
+                                  boolean validateOnly) {
+        checkGroupName(name, false);
+        dev.varve.broker.LocalGroupConfigStore store = broker.groupConfigStore();
+        if (store == null) {
+            throw new IllegalStateException("group configs of a cluster are changed by the controller");
+        }
+        store.alter(name, change, broker.groupConfigs()::validate, validateOnly);
     }
 
     static InvalidRequestException brokerAlterUnsupported() {

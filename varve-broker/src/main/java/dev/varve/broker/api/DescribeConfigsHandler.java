@@ -30,10 +30,15 @@ import java.util.concurrent.CompletableFuture;
  * when asked (v3+); the value type is always reported (v3+). {@code configurationKeys} filters the
  * entries (null or empty: all); keys Varve does not know are simply absent, as with Kafka.
  *
+ * <p>Groups (any name but the empty one; the group need not exist): the group config keys Varve
+ * accepts, each DYNAMIC_GROUP_CONFIG when the group overrides it, else the broker's value (see
+ * {@link ConfigDescriber#group}); in a cluster the overrides come from this broker's metadata image.
+ *
  * <p>Errors per resource: an unknown topic gets UNKNOWN_TOPIC_OR_PARTITION; a broker resource
  * naming another node id gets INVALID_REQUEST; the empty broker name (cluster-wide dynamic
- * defaults) lists nothing, since Varve has no dynamic broker configs; other resource types (broker
- * loggers, client metrics, groups) get INVALID_REQUEST.
+ * defaults) lists nothing, since Varve has no dynamic broker configs; the empty group name gets
+ * INVALID_REQUEST, as with Kafka; other resource types (broker loggers, client metrics) get
+ * INVALID_REQUEST.
  */
 public final class DescribeConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -82,6 +87,9 @@ public final class DescribeConfigsHandler extends AllVersionsHandler {
             case BROKER:
                 ConfigResources.checkBrokerName(name, broker.nodeId());
                 return name.isEmpty() ? List.of() : describer.broker();
+            case GROUP:
+                ConfigResources.checkGroupName(name, true);
+                return describer.group(broker.groupConfigs().overrides(name));
             default:
                 throw ConfigResources.unsupportedType(resource.resourceType());
         }

@@ -40,7 +40,10 @@ import java.util.concurrent.CompletableFuture;
  * DELETE of listeners' keystore and truststore settings change them without a restart (KIP-226,
  * {@link dev.varve.broker.security.DynamicTls}; refused stores: INVALID_CONFIG); anything else gets
  * INVALID_REQUEST (other dynamic broker configs are not supported on a single node); another node's id
- * gets INVALID_REQUEST. Other resource types get INVALID_REQUEST.
+ * gets INVALID_REQUEST. Groups (KIP-848/932 group configs): SET and DELETE of the keys
+ * {@link dev.varve.broker.group.GroupConfigs} accepts, validated whole (INVALID_CONFIG naming the key), on
+ * disk in {@link dev.varve.broker.LocalGroupConfigStore} before the answer; the group need not exist; the
+ * empty name gets INVALID_REQUEST. Other resource types get INVALID_REQUEST.
  */
 public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
     private final BrokerContext broker;
@@ -78,6 +81,10 @@ public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
                 broker.alterTopicConfigs(name, current -> apply(ops, current), validateOnly);
                 return;
             }
+            case GROUP:
+                ConfigResources.alterGroupConfigs(broker, name, current -> applyToGroup(resource.configs(), current),
+                        validateOnly);
+                return;
             case BROKER:
                 if (!resource.configs().isEmpty() && name.equals(Integer.toString(broker.nodeId()))
                         && resource.configs().stream().allMatch(c -> ListenerSecurity.isDynamicTlsKey(c.name()))) {
@@ -152,6 +159,37 @@ public final class IncrementalAlterConfigsHandler extends AllVersionsHandler {
                 }
                 default:
                     throw new IllegalStateException(op.toString());
+            }
+        }
+        return configs;
+    }
+
+    /**
+     * A group's operations: SET and DELETE (DELETE of a key that is not set, even an unknown one, changes
+     * nothing, as with Kafka); no group key is a list, so APPEND and SUBTRACT get INVALID_CONFIG. The
+     * result is validated as a whole by the caller.
+     */
+    private static Map<String, String> applyToGroup(java.util.Collection<AlterableConfig> ops, Map<String, String> configs) {
+        Set<String> keys = new HashSet<>();
+        for (AlterableConfig c : ops) {
+            String key = c.name();
+            if (!keys.add(key)) {
+                throw new InvalidRequestException("Error due to duplicate config keys: " + key);
+            }
+            AlterConfigOp.OpType op = AlterConfigOp.OpType.forId(c.configOperation());
+            if (op == null) {
+                throw new InvalidRequestException("Unknown config operation " + c.configOperation() + " for " + key);
+            }
+            switch (op) {
+                case SET -> {
+                    if (c.value() == null) {
+                        throw new InvalidRequestException("Null value not supported for : " + key);
+                    }
+                    configs.put(key, c.value());
+                }
+                case DELETE -> configs.remove(key);
+                default -> throw new InvalidConfigurationException("Can't " + op + " to key " + key
+                        + " because its type is not LIST.");
             }
         }
         return configs;

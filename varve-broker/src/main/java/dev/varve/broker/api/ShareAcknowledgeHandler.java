@@ -46,24 +46,24 @@ public final class ShareAcknowledgeHandler extends AllVersionsHandler {
         String group = d.groupId();
         String member = d.memberId();
         if (group == null || group.isEmpty() || member == null || member.isEmpty()) {
-            return done(top(Errors.INVALID_REQUEST));
+            return done(top(Errors.INVALID_REQUEST, null));
         }
         if (!broker.authorizer().authorize(context, AclOperation.READ, ResourceType.GROUP, group)) {
-            return done(top(Errors.GROUP_AUTHORIZATION_FAILED));
+            return done(top(Errors.GROUP_AUTHORIZATION_FAILED, null));
         }
         int epoch = d.shareSessionEpoch();
         if (epoch != ShareSessions.FINAL_EPOCH) {
             Errors m = shares.membership().checkMember(group, member);
             if (m != Errors.NONE) {
-                return done(top(m));
+                return done(top(m, group));
             }
         }
         ShareSessions.Key key = new ShareSessions.Key(group, member);
         Errors session = shares.sessions().acknowledge(key, epoch);
         if (session != Errors.NONE) {
-            return done(top(session));
+            return done(top(session, group));
         }
-        ShareAcknowledgeResponseData data = top(Errors.NONE);
+        ShareAcknowledgeResponseData data = top(Errors.NONE, group);
         for (ShareAcknowledgeRequestData.AcknowledgeTopic t : d.topics()) {
             ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse tr =
                     new ShareAcknowledgeResponseData.ShareAcknowledgeTopicResponse().setTopicId(t.topicId());
@@ -86,9 +86,11 @@ public final class ShareAcknowledgeHandler extends AllVersionsHandler {
         return done(data);
     }
 
-    private ShareAcknowledgeResponseData top(Errors error) {
+    /** A response with its top-level error and the group's lock duration (the broker's before the group is known). */
+    private ShareAcknowledgeResponseData top(Errors error, String group) {
         return new ShareAcknowledgeResponseData().setErrorCode(error.code())
-                .setAcquisitionLockTimeoutMs((int) shares.config().partition().lockDurationMs());
+                .setAcquisitionLockTimeoutMs((int) (group == null ? shares.config().partition().lockDurationMs()
+                        : shares.lockDurationMs(group)));
     }
 
     private static CompletableFuture<AbstractResponse> done(ShareAcknowledgeResponseData data) {

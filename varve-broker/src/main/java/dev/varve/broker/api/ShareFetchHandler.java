@@ -122,17 +122,17 @@ public final class ShareFetchHandler extends AllVersionsHandler {
         }
         if (epoch == ShareSessions.FINAL_EPOCH) {
             shares.releaseSession(group, member);
-            return done(response(acked, Map.of()));
+            return done(response(group, acked, Map.of()));
         }
         List<TopicIdPartition> session = view.partitions();
         if (d.isRenewAck() || session.isEmpty()) {
             // a renewing request fetches nothing new (KIP-1222); a session of no partition has nothing to wait for
-            return done(response(acked, Map.of()));
+            return done(response(group, acked, Map.of()));
         }
         Read first = read(context, d, version, group, member, session);
         CompletableFuture<AbstractResponse> result = new CompletableFuture<>();
         if (first.acquired() || first.errors() || d.maxWaitMs() <= 0) {
-            result.complete(response(acked, first.partitions()));
+            result.complete(response(group, acked, first.partitions()));
             return result;
         }
         List<TopicPartition> watched = new ArrayList<>();
@@ -149,7 +149,7 @@ public final class ShareFetchHandler extends AllVersionsHandler {
                     return false;
                 }
                 if (answered.compareAndSet(false, true)) {
-                    result.complete(response(acked, again.partitions()));
+                    result.complete(response(group, acked, again.partitions()));
                 }
             } catch (RuntimeException e) {
                 result.completeExceptionally(e);
@@ -158,7 +158,7 @@ public final class ShareFetchHandler extends AllVersionsHandler {
         }, () -> {
             if (answered.compareAndSet(false, true)) {
                 try {
-                    result.complete(response(acked, read(context, d, version, group, member, session).partitions()));
+                    result.complete(response(group, acked, read(context, d, version, group, member, session).partitions()));
                 } catch (RuntimeException e) {
                     result.completeExceptionally(e);
                 }
@@ -266,7 +266,7 @@ public final class ShareFetchHandler extends AllVersionsHandler {
         return new TopicIdPartition(topicId, partition, name);
     }
 
-    private ShareFetchResponse response(Map<TopicIdPartition, ShareFetchResponseData.PartitionData> acked,
+    private ShareFetchResponse response(String group, Map<TopicIdPartition, ShareFetchResponseData.PartitionData> acked,
                                         Map<TopicIdPartition, ShareFetchResponseData.PartitionData> fetched) {
         LinkedHashMap<TopicIdPartition, ShareFetchResponseData.PartitionData> all = new LinkedHashMap<>();
         for (Map.Entry<TopicIdPartition, ShareFetchResponseData.PartitionData> e : acked.entrySet()) {
@@ -280,7 +280,7 @@ public final class ShareFetchHandler extends AllVersionsHandler {
             }
             all.put(e.getKey(), pd);
         }
-        return ShareFetchResponse.of(Errors.NONE, 0, all, List.of(), lockMs());
+        return ShareFetchResponse.of(Errors.NONE, 0, all, List.of(), (int) shares.lockDurationMs(group));
     }
 
     private int lockMs() {

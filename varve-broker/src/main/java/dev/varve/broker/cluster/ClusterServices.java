@@ -177,7 +177,8 @@ public final class ClusterServices implements AutoCloseable {
                     config.uncleanLeaderElectionEnable(),
                     config.deleteTopicEnable(), ControllerConfig.DEFAULT_PRODUCER_ID_BLOCK_SIZE);
             this.controller = new QuorumController(config.nodeId(), loader,
-                    () -> new ControllerLogic(cc, Uuid::randomUuid, (topic, configs) -> validateTopicConfigs(topics, configs)),
+                    () -> new ControllerLogic(cc, Uuid::randomUuid, (topic, configs) -> validateTopicConfigs(topics, configs),
+                            (group, configs) -> context.groupConfigs().validate(configs)),
                     Time.SYSTEM, 250, config.preferredElectionIntervalMs());
             if (!config.controllerListenerNames().isEmpty()) {
                 controller.setControllerListenerName(config.controllerListenerNames().get(0));

@@ -57,6 +57,25 @@ public final class ConsumerGroupCoordinator {
         return logic;
     }
 
+    /** Per-group overrides of the session timeout and heartbeat interval; null: the broker's for every group. */
+    private volatile GroupConfigs groupConfigs;
+
+    public void setGroupConfigs(GroupConfigs groupConfigs) {
+        this.groupConfigs = groupConfigs;
+    }
+
+    /** The group's {@code consumer.session.timeout.ms}, else the broker's {@code group.consumer.session.timeout.ms}. */
+    int sessionTimeoutMs(String groupId) {
+        GroupConfigs c = groupConfigs;
+        return c == null ? logic.config().sessionTimeoutMs() : c.consumerSessionTimeoutMs(groupId);
+    }
+
+    /** The group's {@code consumer.heartbeat.interval.ms}, else the broker's {@code group.consumer.heartbeat.interval.ms}. */
+    int heartbeatIntervalMs(String groupId) {
+        GroupConfigs c = groupConfigs;
+        return c == null ? logic.config().heartbeatIntervalMs() : c.consumerHeartbeatIntervalMs(groupId);
+    }
+
     // ---------------------------------------------------------------- ConsumerGroupHeartbeat
 
     public CompletableFuture<ConsumerGroupHeartbeatResponseData> heartbeat(ConsumerGroupHeartbeatRequestData req,
@@ -94,6 +113,9 @@ public final class ConsumerGroupCoordinator {
                 step = logic.heartbeat(before, req, version, clientId, clientHost, topics, UUID.randomUUID().toString());
             } catch (ApiException e) {
                 return error(Errors.forException(e), e.getMessage());
+            }
+            if (step.response().heartbeatIntervalMs() > 0) { // not a leave's answer
+                step.response().setHeartbeatIntervalMs(heartbeatIntervalMs(group.groupId));
             }
             install(group, before, step.next(), () -> response.complete(step.response()),
                     error -> response.complete(errorData(error, null)));
@@ -159,14 +181,15 @@ public final class ConsumerGroupCoordinator {
     private void scheduleSession(ClassicGroup group, String memberId) {
         cancel(group.consumerSessionTimers.remove(memberId));
         Runnable[] self = new Runnable[1];
-        self[0] = coordinator.timer.schedule(logic.config().sessionTimeoutMs(), () -> {
+        int sessionTimeoutMs = sessionTimeoutMs(group.groupId);
+        self[0] = coordinator.timer.schedule(sessionTimeoutMs, () -> {
             synchronized (group) {
                 if (group.consumerSessionTimers.get(memberId) != self[0] || coordinator.groups.get(group.groupId) != group) {
                     return;
                 }
                 group.consumerSessionTimers.remove(memberId);
                 LOG.info("group {}: member {} missed its session timeout of {} ms", group.groupId, memberId,
-                        logic.config().sessionTimeoutMs());
+                        sessionTimeoutMs);
                 fence(group, memberId);
             }
         });

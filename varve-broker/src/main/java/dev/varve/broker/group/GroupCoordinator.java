@@ -211,8 +211,13 @@ public final class GroupCoordinator {
      * A static member that lost its member id (e.g. restarted) takes over its old membership. In a
      * Stable group that costs no rebalance unless its new protocols change the protocol the group
      * would select (Kafka compares protocol names, not metadata: a restarted consumer's metadata
-     * always differs in its owned partitions and generation), or it is the leader and its client
-     * cannot be told to skip the assignment (JoinGroup below v9).
+     * always differs in its owned partitions and generation). The leader too keeps the generation, as
+     * in Kafka: from JoinGroup v9 it is answered as the leader, with the members and
+     * {@code skipAssignment} (KIP-814); below v9, where the answer cannot say "skip", it is answered as
+     * a follower: the response names the leader as it was before the rejoin (its own old id when it
+     * was the leader), so it sends an empty SyncGroup and gets its stored assignment back. Older
+     * clients (librdkafka speaks JoinGroup v5) would otherwise make every restart of the leader a
+     * rebalance of the whole group.
      */
     private void rejoinStaticMember(ClassicGroup group, JoinGroupRequestData req, short version, String oldMemberId,
                                     String newMemberId, int rebalanceTimeoutMs, List<GroupMember.Protocol> protocols,
@@ -229,13 +234,14 @@ public final class GroupCoordinator {
         List<GroupMember.Protocol> oldProtocols = member.protocols;
         int oldRebalanceTimeoutMs = member.rebalanceTimeoutMs;
         int oldSessionTimeoutMs = member.sessionTimeoutMs;
+        String leaderBefore = group.leaderId;
         group.replaceStaticMember(req.groupInstanceId(), oldMemberId, newMemberId);
         member.protocols = List.copyOf(protocols);
         member.rebalanceTimeoutMs = rebalanceTimeoutMs;
         member.sessionTimeoutMs = req.sessionTimeoutMs();
         boolean leader = group.isLeader(newMemberId);
         boolean sameSelection = group.protocolName != null && group.protocolName.equals(group.selectProtocol());
-        if (group.is(State.STABLE) && sameSelection && (!leader || JoinGroupRequest.supportsSkippingAssignment(version))) {
+        if (group.is(State.STABLE) && sameSelection) {
             // The stored group must name the new member id, or a restart would restore an id nobody holds;
             // the member answers once that is committed (the old id is fenced from now on, as in Kafka).
             int generation = group.generationId;
@@ -253,8 +259,12 @@ public final class GroupCoordinator {
                 }
                 LOG.info("group {}: static member {} rejoined as {} without a rebalance", group.groupId,
                         req.groupInstanceId(), newMemberId);
-                JoinGroupResponseData data = joinResponse(group, member, leader);
-                data.setSkipAssignment(leader);
+                JoinGroupResponseData data;
+                if (JoinGroupRequest.supportsSkippingAssignment(version)) {
+                    data = joinResponse(group, member, leader).setSkipAssignment(leader);
+                } else {
+                    data = joinResponse(group, member, false).setLeader(leaderBefore);
+                }
                 response.complete(data);
             });
         } else {

@@ -57,6 +57,25 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
         return logic;
     }
 
+    /** Per-group overrides of the session timeout and heartbeat interval; null: the broker's for every group. */
+    private volatile GroupConfigs groupConfigs;
+
+    public void setGroupConfigs(GroupConfigs groupConfigs) {
+        this.groupConfigs = groupConfigs;
+    }
+
+    /** The group's {@code share.session.timeout.ms}, else the broker's {@code group.share.session.timeout.ms}. */
+    int sessionTimeoutMs(String groupId) {
+        GroupConfigs c = groupConfigs;
+        return c == null ? logic.config().sessionTimeoutMs() : c.shareSessionTimeoutMs(groupId);
+    }
+
+    /** The group's {@code share.heartbeat.interval.ms}, else the broker's {@code group.share.heartbeat.interval.ms}. */
+    int heartbeatIntervalMs(String groupId) {
+        GroupConfigs c = groupConfigs;
+        return c == null ? logic.config().heartbeatIntervalMs() : c.shareHeartbeatIntervalMs(groupId);
+    }
+
     /** NONE when {@code memberId} is a current member of share group {@code groupId}; else the error to answer. */
     @Override
     public Errors checkMember(String groupId, String memberId) {
@@ -158,6 +177,9 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
             } catch (ApiException e) {
                 return error(Errors.forException(e), e.getMessage());
             }
+            if (step.response().heartbeatIntervalMs() > 0) { // not a leave's answer
+                step.response().setHeartbeatIntervalMs(heartbeatIntervalMs(group.groupId));
+            }
             install(group, before, step.next(), () -> response.complete(step.response()),
                     error -> response.complete(errorData(error, null)));
             if (group.share == step.next()) {
@@ -194,7 +216,8 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
     private void scheduleSession(ClassicGroup group, String memberId) {
         cancel(group.shareSessionTimers.remove(memberId));
         Runnable[] self = new Runnable[1];
-        self[0] = coordinator.timer.schedule(logic.config().sessionTimeoutMs(), () -> {
+        int sessionTimeoutMs = sessionTimeoutMs(group.groupId);
+        self[0] = coordinator.timer.schedule(sessionTimeoutMs, () -> {
             synchronized (group) {
                 if (group.shareSessionTimers.get(memberId) != self[0] || coordinator.groups.get(group.groupId) != group
                         || group.share == null || !group.share.members().containsKey(memberId)) {
@@ -202,7 +225,7 @@ public final class ShareGroupCoordinator implements dev.varve.broker.share.Share
                 }
                 group.shareSessionTimers.remove(memberId);
                 LOG.info("share group {}: member {} missed its session timeout of {} ms", group.groupId, memberId,
-                        logic.config().sessionTimeoutMs());
+                        sessionTimeoutMs);
                 ShareGroupState before = group.share;
                 install(group, before, logic.remove(before, memberId), () -> { },
                         error -> LOG.warn("share group {}: removing member {} was not written: {}", group.groupId, memberId, error));

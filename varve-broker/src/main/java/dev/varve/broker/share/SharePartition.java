@@ -229,6 +229,15 @@ public final class SharePartition {
      * Kafka's default: whole batches, possibly more than asked).
      */
     public List<Acquired> acquire(String member, List<LogBatch> batches, int maxRecords, boolean strictLimit, long nowMs) {
+        return acquire(member, batches, maxRecords, strictLimit, nowMs, config.lockDurationMs());
+    }
+
+    /** As {@link #acquire(String, List, int, boolean, long)}, the locks lasting {@code lockDurationMs} (the group's). */
+    public List<Acquired> acquire(String member, List<LogBatch> batches, int maxRecords, boolean strictLimit, long nowMs,
+                                  long lockDurationMs) {
+        if (lockDurationMs < 1) {
+            throw new IllegalArgumentException("lock duration " + lockDurationMs);
+        }
         List<Acquired> out = new ArrayList<>();
         int count = 0;
         long windowEnd = start + config.maxInFlight();
@@ -268,7 +277,7 @@ public final class SharePartition {
                 e.state = RecordState.ACQUIRED;
                 e.deliveryCount++;
                 e.member = member;
-                e.lockExpiryMs = nowMs + config.lockDurationMs();
+                e.lockExpiryMs = nowMs + lockDurationMs;
                 acquiredCount++;
                 count++;
                 Acquired last = out.isEmpty() ? null : out.get(out.size() - 1);
@@ -314,6 +323,11 @@ public final class SharePartition {
      * {@link #validate}.
      */
     public Errors acknowledge(String member, List<AckBatch> batches, long nowMs) {
+        return acknowledge(member, batches, nowMs, config.lockDurationMs());
+    }
+
+    /** As {@link #acknowledge(String, List, long)}; a RENEW extends the lock by {@code lockDurationMs} (the group's). */
+    public Errors acknowledge(String member, List<AckBatch> batches, long nowMs, long lockDurationMs) {
         for (AckBatch b : batches) {
             // more offsets than are in flight cannot all be acquired: refuse before walking them
             if (b.firstOffset() < start || b.lastOffset() >= end || b.lastOffset() - b.firstOffset() >= entries.size()) {
@@ -333,7 +347,7 @@ public final class SharePartition {
                 switch (type) {
                     case GAP, ACCEPT, REJECT -> finish(o);
                     case RELEASE -> release(o, e);
-                    case RENEW -> e.lockExpiryMs = nowMs + config.lockDurationMs();
+                    case RENEW -> e.lockExpiryMs = nowMs + lockDurationMs;
                     default -> throw new IllegalArgumentException("acknowledge type " + type);
                 }
             }

@@ -113,6 +113,12 @@ public final class SharePartitionManager implements ShareStates {
         this.settings = settings;
     }
 
+    /** The group's acquisition lock duration ({@code share.record.lock.duration.ms}), else the broker's. */
+    public long lockDurationMs(String groupId) {
+        long ms = settings.recordLockDurationMs(groupId);
+        return ms > 0 ? ms : config.partition().lockDurationMs();
+    }
+
     /**
      * Reads {@code tp} from where the share-partition delivers next and acquires for {@code member} what
      * is available there, up to {@code maxRecords}; the acquisition is persisted (delivery counts survive a
@@ -147,7 +153,7 @@ public final class SharePartitionManager implements ShareStates {
                         boolean skip = b.isControlBatch() || (b.isTransactional() && isAborted(b, aborted));
                         batches.add(new SharePartition.LogBatch(b.baseOffset(), b.lastOffset(), skip));
                     }
-                    acquired = sp.acquire(member, batches, maxRecords, strictLimit, now);
+                    acquired = sp.acquire(member, batches, maxRecords, strictLimit, now, lockDurationMs(groupId));
                 }
             }
             Errors written = persist(h, before);
@@ -196,7 +202,7 @@ public final class SharePartitionManager implements ShareStates {
                 return Errors.INVALID_RECORD_STATE;
             }
             SharePartition before = h.partition.copy();
-            Errors e = h.partition.acknowledge(member, batches, time.milliseconds());
+            Errors e = h.partition.acknowledge(member, batches, time.milliseconds(), lockDurationMs(groupId));
             if (e != Errors.NONE) {
                 return e;
             }

@@ -224,16 +224,78 @@ class GroupCoordinatorTest {
         assertThat(sync(restarted, Map.of()).assignment()).containsExactly(7);
     }
 
+    /**
+     * librdkafka's 0102_static_group_rebalance: two static members of a client that speaks JoinGroup v5
+     * (below v9, no skipAssignment); the leader restarts within its session timeout. Kafka keeps the
+     * generation and answers the restarted leader as a follower (the response names the leader before
+     * the rejoin), so the other member sees nothing and the restarted one gets its partitions back.
+     */
     @Test
-    void aStaticLeaderOfAnOldClientRejoiningTriggersARebalance() {
-        JoinGroupResponseData a = join("", "instance-a").join();
-        sync(a, Map.of(a.memberId(), new byte[]{7}));
-        // JoinGroup v8 cannot carry skipAssignment: the leader must get a normal rebalance
-        JoinGroupResponseData restarted = coordinator.joinGroup(joinRequest("", "instance-a", subscription("t")),
-                (short) 8, "client", "/127.0.0.1").join();
-        assertThat(restarted.generationId()).isEqualTo(2);
-        assertThat(restarted.members()).hasSize(1);
+    void aStaticLeaderOfAnOldClientRejoiningKeepsTheGenerationAndIsAnsweredAsAFollower() {
+        short v5 = 5;
+        JoinGroupResponseData a = coordinator.joinGroup(joinRequest("", "instance-a", subscription("t")), v5, "client",
+                "/127.0.0.1").join();
+        sync(a, Map.of(a.memberId(), new byte[]{7, 8}));
+        CompletableFuture<JoinGroupResponseData> bJoin = coordinator.joinGroup(joinRequest("", "instance-b",
+                subscription("t")), v5, "client", "/127.0.0.1");
+        JoinGroupResponseData a2 = coordinator.joinGroup(joinRequest(a.memberId(), "instance-a", subscription("t")), v5,
+                "client", "/127.0.0.1").join();
+        JoinGroupResponseData b = bJoin.join();
+        assertThat(a2.leader()).isEqualTo(a.memberId());
+        sync(a2, Map.of(a.memberId(), new byte[]{7}, b.memberId(), new byte[]{8}));
+        assertThat(sync(b, Map.of()).assignment()).containsExactly(8);
+        int generation = b.generationId();
+        timer.advance(SESSION_MS / 2); // the restart takes a while; b keeps heartbeating
+        assertThat(coordinator.heartbeat("g", b.memberId(), "instance-b", generation)).isEqualTo(Errors.NONE);
+
+        // the leader restarts: a new consumer, the same instance id, no member id, new metadata
+        CompletableFuture<JoinGroupResponseData> restartedJoin = coordinator.joinGroup(
+                joinRequest("", "instance-a", new byte[]{0, 1, 2}), v5, "client", "/127.0.0.1");
+        assertThat(restartedJoin).as("answered at once: no rebalance waits for the other member").isDone();
+        JoinGroupResponseData restarted = restartedJoin.join();
+        assertThat(Errors.forCode(restarted.errorCode())).isEqualTo(Errors.NONE);
+        assertThat(restarted.memberId()).isNotEqualTo(a.memberId());
+        assertThat(restarted.generationId()).isEqualTo(generation);
+        assertThat(restarted.leader()).isEqualTo(a.memberId()); // not its new id: it acts as a follower
+        assertThat(restarted.members()).isEmpty();
         assertThat(restarted.skipAssignment()).isFalse();
+        assertThat(offsets.describe("g").groupState()).isEqualTo("Stable");
+        // the other member sees nothing: no REBALANCE_IN_PROGRESS at its next heartbeat
+        assertThat(coordinator.heartbeat("g", b.memberId(), "instance-b", generation)).isEqualTo(Errors.NONE);
+        // the restarted member's (follower's, empty) SyncGroup hands it its partitions back
+        assertThat(sync(restarted, Map.of()).assignment()).containsExactly(7);
+        assertThat(coordinator.heartbeat("g", restarted.memberId(), "instance-a", generation)).isEqualTo(Errors.NONE);
+        assertThat(coordinator.heartbeat("g", a.memberId(), "instance-a", generation)).isEqualTo(Errors.FENCED_INSTANCE_ID);
+        // the stored generation names the new member id (a restart of the broker restores it)
+        GroupRecords.GroupValue storedGroup = GroupRecords.readGroupValue(
+                java.nio.ByteBuffer.wrap(Utils.toArray(stored.get(stored.size() - 1).value())));
+        assertThat(storedGroup.generationId()).isEqualTo(generation);
+        assertThat(storedGroup.members()).extracting(GroupRecords.MemberValue::memberId)
+                .containsExactlyInAnyOrder(restarted.memberId(), b.memberId());
+    }
+
+    @Test
+    void aStaticFollowerOfAnOldClientRejoiningKeepsTheGeneration() {
+        short v5 = 5;
+        JoinGroupResponseData a = coordinator.joinGroup(joinRequest("", "instance-a", subscription("t")), v5, "client",
+                "/127.0.0.1").join();
+        sync(a, Map.of(a.memberId(), new byte[]{7, 8}));
+        CompletableFuture<JoinGroupResponseData> bJoin = coordinator.joinGroup(joinRequest("", "instance-b",
+                subscription("t")), v5, "client", "/127.0.0.1");
+        JoinGroupResponseData a2 = coordinator.joinGroup(joinRequest(a.memberId(), "instance-a", subscription("t")), v5,
+                "client", "/127.0.0.1").join();
+        JoinGroupResponseData b = bJoin.join();
+        sync(a2, Map.of(a.memberId(), new byte[]{7}, b.memberId(), new byte[]{8}));
+        sync(b, Map.of());
+        CompletableFuture<JoinGroupResponseData> restartedJoin = coordinator.joinGroup(
+                joinRequest("", "instance-b", subscription("t")), v5, "client", "/127.0.0.1");
+        assertThat(restartedJoin).as("answered at once: no rebalance").isDone();
+        JoinGroupResponseData restarted = restartedJoin.join();
+        assertThat(restarted.generationId()).isEqualTo(b.generationId());
+        assertThat(restarted.leader()).isEqualTo(a.memberId());
+        assertThat(restarted.members()).isEmpty();
+        assertThat(coordinator.heartbeat("g", a.memberId(), "instance-a", b.generationId())).isEqualTo(Errors.NONE);
+        assertThat(sync(restarted, Map.of()).assignment()).containsExactly(8);
     }
 
     @Test
