@@ -66,7 +66,7 @@ class ChaosTest {
         assertThat(g.offsetsJudged()).as("the group's final offsets were read").isTrue();
         assertThat(g.finalComplete()).as("the group committed every partition to its end (seed " + seed + ")\n" + group).isTrue();
         assertThat(g.members()).as("members joined").isGreaterThanOrEqualTo(GroupWorkload.INITIAL_MEMBERS + 2);
-        if (Boolean.parseBoolean(System.getProperty("varve.chaos.group.regex", "true"))) {
+        if (GroupWorkload.regex(seed)) {
             assertThat(g.bySubscription().getOrDefault(GroupHistory.Subscription.REGEX, 0)).as("regex members").isPositive();
         }
         assertThat(g.stops(GroupHistory.Stop.LEAVE)).as("members left").isPositive();

@@ -46,7 +46,8 @@ import java.util.regex.Pattern;
 /**
  * The consumer-group workload of a {@link ChaosRunner} run, in the same cluster and under the same faults: a
  * KIP-848 group ({@code group.protocol=consumer}, server-side assignor uniform or range by the seed's parity)
- * of stock Kafka consumers reads {@link GroupHistory#TOPIC} (12 partitions, RF=3) while an idempotent acks=all
+ * or, for one seed in four (or {@code -Dvarve.chaos.group.protocol=classic}), a classic group (the
+ * cooperative-sticky assignor, 6 s client sessions, client-side patterns only) of stock Kafka consumers reads {@link GroupHistory#TOPIC} (12 partitions, RF=3) while an idempotent acks=all
  * producer writes it (about 100 records a second, each acknowledged offset recorded). A member polls, records
  * what it was delivered, and commits synchronously (5 s) before its next poll; its rebalance callbacks are
  * recorded as they run (in its thread, inside poll or close). Members subscribe by name, by a broker-side
@@ -102,9 +103,14 @@ final class GroupWorkload {
 
     private final TestCluster cluster;
     private final long seed;
+    /** The classic rebalance protocol (JoinGroup/SyncGroup) instead of KIP-848's. */
+    private final boolean classic;
     private final String assignor;
-    /** Whether members subscribe by a broker-side regex too ({@code -Dvarve.chaos.group.regex=false} leaves them out). */
-    private final boolean regex = Boolean.parseBoolean(System.getProperty("varve.chaos.group.regex", "true"));
+    /**
+     * Whether members subscribe by a broker-side regex too ({@code -Dvarve.chaos.group.regex=false} leaves them out;
+     * a classic group has none).
+     */
+    private final boolean regex;
     private final GroupHistory history = new GroupHistory();
     private final AtomicBoolean churning = new AtomicBoolean(true);
     private final AtomicBoolean producing = new AtomicBoolean(true);
@@ -118,7 +124,23 @@ final class GroupWorkload {
     GroupWorkload(TestCluster cluster, long seed) {
         this.cluster = cluster;
         this.seed = seed;
-        this.assignor = (seed & 1) == 0 ? "uniform" : "range";
+        this.classic = classic(seed);
+        this.assignor = classic ? "cooperative-sticky (classic protocol)" : (seed & 1) == 0 ? "uniform" : "range";
+        this.regex = regex(seed);
+    }
+
+    /** Whether the run with {@code seed} uses the classic protocol: one seed in four, or {@code -Dvarve.chaos.group.protocol}. */
+    static boolean classic(long seed) {
+        String protocol = System.getProperty("varve.chaos.group.protocol", Math.floorMod(seed >> 1, 4) == 0 ? "classic" : "consumer");
+        if (!protocol.equals("classic") && !protocol.equals("consumer")) {
+            throw new IllegalArgumentException("varve.chaos.group.protocol is classic or consumer, not " + protocol);
+        }
+        return protocol.equals("classic");
+    }
+
+    /** Whether the run with {@code seed} has members with a broker-side regex (KIP-848 only). */
+    static boolean regex(long seed) {
+        return !classic(seed) && Boolean.parseBoolean(System.getProperty("varve.chaos.group.regex", "true"));
     }
 
     GroupHistory history() {
@@ -331,9 +353,18 @@ final class GroupWorkload {
                         .get(GroupHistory.GROUP).get(10, TimeUnit.SECONDS);
                 lastDescription = d;
                 long at = System.nanoTime();
+                // a static member by the instance running under its id: a classic coordinator that replaces a static
+                // member keeps the client id it first joined with (as Kafka's ClassicGroup.replaceStaticMember does)
+                Map<String, String> byInstance = new HashMap<>();
+                for (Member m : members) {
+                    if (m.instanceId != null && !m.done) {
+                        byInstance.put(m.instanceId, m.name);
+                    }
+                }
                 Map<String, Set<Integer>> described = new TreeMap<>();
                 for (MemberDescription m : d.members()) {
-                    described.put(m.clientId(), partitions(m.assignment().topicPartitions()));
+                    String name = m.groupInstanceId().map(byInstance::get).orElse(m.clientId());
+                    described.put(name == null ? m.clientId() : name, partitions(m.assignment().topicPartitions()));
                 }
                 Map<String, Set<Integer>> mine = new TreeMap<>();
                 for (Member m : members) {
@@ -466,8 +497,17 @@ final class GroupWorkload {
             Map<String, Object> cfg = new HashMap<>(cluster.clientSecurity());
             cfg.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
             cfg.put(ConsumerConfig.GROUP_ID_CONFIG, GroupHistory.GROUP);
-            cfg.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
-            cfg.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor);
+            if (classic) {
+                cfg.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
+                cfg.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG,
+                        org.apache.kafka.clients.consumer.CooperativeStickyAssignor.class.getName());
+                // as the brokers' KIP-848 settings below: a crashed member's partitions move within seconds
+                cfg.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
+                cfg.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 500);
+            } else {
+                cfg.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "consumer");
+                cfg.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, assignor);
+            }
             cfg.put(ConsumerConfig.CLIENT_ID_CONFIG, name);
             if (instanceId != null) {
                 cfg.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, instanceId);
