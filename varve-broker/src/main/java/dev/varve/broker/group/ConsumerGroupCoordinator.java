@@ -160,9 +160,8 @@ public final class ConsumerGroupCoordinator {
         } else {
             scheduleSession(group, memberId);
             ConsumerGroupMember was = before.members().get(memberId);
-            boolean revoking = member.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS;
-            boolean wasRevoking = was != null && was.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS
-                    && was.memberEpoch() == member.memberEpoch();
+            boolean revoking = waiting(member, next);
+            boolean wasRevoking = was != null && waiting(was, before) && was.memberEpoch() == member.memberEpoch();
             if (!revoking) {
                 cancel(group.consumerRebalanceTimers.remove(memberId));
             } else if (!wasRevoking || !group.consumerRebalanceTimers.containsKey(memberId)) {
@@ -196,6 +195,17 @@ public final class ConsumerGroupCoordinator {
         group.consumerSessionTimers.put(memberId, self[0]);
     }
 
+    /**
+     * Whether a member holds its group up: it must revoke partitions (UNREVOKED_PARTITIONS), or it stays
+     * behind the target's epoch because a partition it must give up was sent to it and not yet reported
+     * owned ({@link ConsumerGroupMember#unacknowledged}). Either way its rebalance timeout runs, as Kafka
+     * bounds a revocation, and fences it when it expires.
+     */
+    private static boolean waiting(ConsumerGroupMember m, ConsumerGroupState state) {
+        return m.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS
+                || (m.memberEpoch() >= 0 && m.memberEpoch() != state.assignmentEpoch() && !m.unacknowledged().isEmpty());
+    }
+
     private void scheduleRebalance(ClassicGroup group, ConsumerGroupMember member) {
         cancel(group.consumerRebalanceTimers.remove(member.memberId()));
         Runnable[] self = new Runnable[1];
@@ -208,10 +218,10 @@ public final class ConsumerGroupCoordinator {
                 }
                 group.consumerRebalanceTimers.remove(member.memberId());
                 ConsumerGroupMember now = group.consumer.members().get(member.memberId());
-                if (now != null && now.memberEpoch() == epoch
-                        && now.state() == ConsumerGroupMember.MemberState.UNREVOKED_PARTITIONS) {
-                    LOG.info("group {}: member {} did not revoke its partitions within its rebalance timeout of {} ms",
-                            group.groupId, member.memberId(), member.rebalanceTimeoutMs());
+                if (now != null && now.memberEpoch() == epoch && waiting(now, group.consumer)) {
+                    LOG.info("group {}: member {} did not revoke its partitions (or report owning those it was sent) "
+                            + "within its rebalance timeout of {} ms", group.groupId, member.memberId(),
+                            member.rebalanceTimeoutMs());
                     fence(group, member.memberId());
                 }
             }

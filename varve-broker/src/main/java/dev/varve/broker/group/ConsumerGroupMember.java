@@ -27,7 +27,7 @@ import java.util.function.Predicate;
  * @param unacknowledged       partitions of {@code assigned} sent to the member that it has not yet reported
  *                             owning: its client may be reconciling towards them, so a report without them
  *                             does not show that it gave them up (kept in memory only; a coordinator that
- *                             loads the group counts every assigned partition here until the member reports it)
+ *                             loads the group starts with none)
  */
 public record ConsumerGroupMember(String memberId, String instanceId, String rackId, String clientId, String clientHost,
                                   List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
@@ -72,13 +72,18 @@ public record ConsumerGroupMember(String memberId, String instanceId, String rac
         unacknowledged = freeze(intersect(unacknowledged, assigned));
     }
 
-    /** A member as its records describe it: every assigned partition unacknowledged until the member reports it. */
+    /**
+     * A member as its records describe it (a coordinator loading the group): what it was sent counts as
+     * acknowledged. Every client reports its owned partitions in full after its coordinator moved (its
+     * heartbeats failed meanwhile), so a report lags only within one coordinator's term; counting them
+     * unacknowledged instead would hold up any member whose client sent no such report.
+     */
     public ConsumerGroupMember(String memberId, String instanceId, String rackId, String clientId, String clientHost,
                                List<String> subscribedTopicNames, String subscribedTopicRegex, String serverAssignor,
                                int rebalanceTimeoutMs, int memberEpoch, int previousMemberEpoch, MemberState state,
                                Map<Uuid, Set<Integer>> assigned, Map<Uuid, Set<Integer>> pendingRevocation) {
         this(memberId, instanceId, rackId, clientId, clientHost, subscribedTopicNames, subscribedTopicRegex, serverAssignor,
-                rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned, pendingRevocation, assigned);
+                rebalanceTimeoutMs, memberEpoch, previousMemberEpoch, state, assigned, pendingRevocation, Map.of());
     }
 
     /** A member that has just joined: no assignment, epoch 0. */

@@ -379,10 +379,10 @@ class ConsumerGroupSimulationTest {
             assertThat(rebuilt.groupEpoch()).as("group epoch").isEqualTo(state.groupEpoch());
             assertThat(rebuilt.assignmentEpoch()).as("assignment epoch").isEqualTo(state.assignmentEpoch());
             assertThat(rebuilt.metadataHash()).as("metadata hash").isEqualTo(state.metadataHash());
-            // what each member has acknowledged is kept in memory only: a coordinator loading the group counts
-            // every assigned partition as unacknowledged
+            // what each member has acknowledged is kept in memory only: a coordinator loading the group starts
+            // with every partition acknowledged
             Map<String, ConsumerGroupMember> loaded = new LinkedHashMap<>();
-            state.members().forEach((id, m) -> loaded.put(id, m.acknowledging(null, false).sentInFull()));
+            state.members().forEach((id, m) -> loaded.put(id, m.acknowledging(null, true)));
             assertThat(rebuilt.members()).as("members").isEqualTo(loaded);
             assertThat(rebuilt.target()).as("target").isEqualTo(state.target());
         }
