@@ -67,6 +67,9 @@ class DelayedFetchClusterTest {
                     System.out.printf("acks=1 record %d consumed %d ms after it was sent%n", i, tookMs);
                     assertThat(tookMs).as("answered when the HW moved, well before fetch.max.wait.ms").isLessThan(maxWaitMs / 2);
                 }
+                // close() would wait for the fetch now parked at the leader (up to fetch.max.wait.ms, 10 s)
+                // before it closes the fetch session; nothing is asserted after this point
+                consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(1)));
             }
         }
     }
