@@ -10,6 +10,8 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,43 +33,67 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 class DelayedFetchClusterTest {
+    /** The followers' lag time: the idle periods of {@link #idleFollowersStayInSyncAndAreWokenAtOnceByTheNextRecord} outlast it. */
+    private static final long LAG_MS = 4_000;
+
     @TempDir
-    Path dir;
+    static Path dir;
+
+    /** One cluster for both tests: neither stops a node or changes a setting, and each has a topic of its own. */
+    private static TestCluster cluster;
+    private static Admin admin;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = TestCluster.start(dir, 3, Map.of("replica.lag.time.max.ms", Long.toString(LAG_MS)));
+        admin = cluster.admin();
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        if (admin != null) {
+            admin.close();
+        }
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
 
     @Test
     void aWaitingConsumerIsAnsweredWhenTheHighWatermarkMovesNotAtItsMaxWait() throws Exception {
-        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of()); Admin admin = cluster.admin()) {
-            TestCluster.createAndAwaitInSync(admin, new NewTopic("hw", 1, (short) 3), Duration.ofSeconds(30));
-            long maxWaitMs = 10_000;
-            Map<String, Object> cc = new HashMap<>();
-            cc.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
-            cc.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int) maxWaitMs);
-            cc.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
-            cc.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000);
-            TopicPartition tp = new TopicPartition("hw", 0);
-            try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "1",
-                    ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false));
-                 KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cc, new StringDeserializer(), new StringDeserializer())) {
-                consumer.assign(List.of(tp));
-                consumer.seekToEnd(List.of(tp));
-                consumer.position(tp);
-                for (int i = 0; i < 5; i++) {
-                    consumer.poll(Duration.ofMillis(300)); // a fetch is parked at the leader now
-                    long sent = System.nanoTime();
-                    producer.send(new ProducerRecord<>("hw", 0, null, "r" + i)).get(30, TimeUnit.SECONDS);
-                    ConsumerRecord<String, String> got = null;
-                    while (got == null && System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(3 * maxWaitMs)) {
-                        for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
-                            got = r;
-                        }
+        TestCluster.createAndAwaitInSync(admin, new NewTopic("hw", 1, (short) 3), Duration.ofSeconds(30));
+        long maxWaitMs = 10_000;
+        Map<String, Object> cc = new HashMap<>();
+        cc.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, cluster.allBootstrap());
+        cc.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, (int) maxWaitMs);
+        cc.put(ConsumerConfig.FETCH_MIN_BYTES_CONFIG, 1);
+        cc.put(ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG, 30_000);
+        TopicPartition tp = new TopicPartition("hw", 0);
+        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "1",
+                ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false));
+             KafkaConsumer<String, String> consumer = new KafkaConsumer<>(cc, new StringDeserializer(), new StringDeserializer())) {
+            consumer.assign(List.of(tp));
+            consumer.seekToEnd(List.of(tp));
+            consumer.position(tp);
+            for (int i = 0; i < 5; i++) {
+                consumer.poll(Duration.ofMillis(300)); // a fetch is parked at the leader now
+                long sent = System.nanoTime();
+                producer.send(new ProducerRecord<>("hw", 0, null, "r" + i)).get(30, TimeUnit.SECONDS);
+                ConsumerRecord<String, String> got = null;
+                while (got == null && System.nanoTime() - sent < TimeUnit.MILLISECONDS.toNanos(3 * maxWaitMs)) {
+                    for (ConsumerRecord<String, String> r : consumer.poll(Duration.ofMillis(200))) {
+                        got = r;
                     }
-                    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
-                    assertThat(got).isNotNull();
-                    assertThat(got.value()).isEqualTo("r" + i);
-                    System.out.printf("acks=1 record %d consumed %d ms after it was sent%n", i, tookMs);
-                    assertThat(tookMs).as("answered when the HW moved, well before fetch.max.wait.ms").isLessThan(maxWaitMs / 2);
                 }
+                long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
+                assertThat(got).isNotNull();
+                assertThat(got.value()).isEqualTo("r" + i);
+                System.out.printf("acks=1 record %d consumed %d ms after it was sent%n", i, tookMs);
+                assertThat(tookMs).as("answered when the HW moved, well before fetch.max.wait.ms").isLessThan(maxWaitMs / 2);
             }
+            // close() would wait for the fetch now parked at the leader (up to fetch.max.wait.ms, 10 s)
+            // before it closes the fetch session; nothing is asserted after this point
+            consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(1)));
         }
     }
 
@@ -79,31 +105,28 @@ class DelayedFetchClusterTest {
      */
     @Test
     void idleFollowersStayInSyncAndAreWokenAtOnceByTheNextRecord() throws Exception {
-        long lagMs = 4_000;
-        try (TestCluster cluster = TestCluster.start(dir, 3, Map.of("replica.lag.time.max.ms", Long.toString(lagMs)));
-             Admin admin = cluster.admin()) {
-            int partitions = 120;
-            TestCluster.createAndAwaitInSync(admin, new NewTopic("idle", partitions, (short) 3), Duration.ofSeconds(60));
-            List<Long> latencies = new java.util.ArrayList<>();
-            try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
-                producer.send(new ProducerRecord<>("idle", 0, null, "warm-up")).get(30, TimeUnit.SECONDS);
-                for (int round = 0; round < 2; round++) {
-                    Thread.sleep(2 * lagMs + 1_000); // idle for more than twice the lag time
-                    assertThat(TestCluster.describe(admin, "idle")).as("after %d ms idle", 2 * lagMs + 1_000)
-                            .allSatisfy(p -> assertThat(p.isr()).as(p.toString()).hasSize(3));
-                    for (int i = 0; i < 12; i++) {
-                        Thread.sleep(300); // the followers' fetches are parked again
-                        long sent = System.nanoTime();
-                        producer.send(new ProducerRecord<>("idle", (round * 12 + i * 7) % partitions, null, "r" + i))
-                                .get(30, TimeUnit.SECONDS);
-                        latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
-                    }
+        long lagMs = LAG_MS;
+        int partitions = 120;
+        TestCluster.createAndAwaitInSync(admin, new NewTopic("idle", partitions, (short) 3), Duration.ofSeconds(60));
+        List<Long> latencies = new java.util.ArrayList<>();
+        try (KafkaProducer<String, String> producer = cluster.producer(Map.of(ProducerConfig.ACKS_CONFIG, "all"))) {
+            producer.send(new ProducerRecord<>("idle", 0, null, "warm-up")).get(30, TimeUnit.SECONDS);
+            for (int round = 0; round < 2; round++) {
+                Thread.sleep(2 * lagMs + 1_000); // idle for more than twice the lag time
+                assertThat(TestCluster.describe(admin, "idle")).as("after %d ms idle", 2 * lagMs + 1_000)
+                        .allSatisfy(p -> assertThat(p.isr()).as(p.toString()).hasSize(3));
+                for (int i = 0; i < 12; i++) {
+                    Thread.sleep(300); // the followers' fetches are parked again
+                    long sent = System.nanoTime();
+                    producer.send(new ProducerRecord<>("idle", (round * 12 + i * 7) % partitions, null, "r" + i))
+                            .get(30, TimeUnit.SECONDS);
+                    latencies.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent));
                 }
             }
-            List<Long> sorted = latencies.stream().sorted().toList();
-            System.out.printf("acks=all after idle periods: latencies %s ms%n", sorted);
-            // a parked follower fetch that no append woke would answer at its max wait (500 ms) first
-            assertThat(sorted.get(sorted.size() / 2)).as("median acks=all latency, ms: " + sorted).isLessThan(250);
         }
+        List<Long> sorted = latencies.stream().sorted().toList();
+        System.out.printf("acks=all after idle periods: latencies %s ms%n", sorted);
+        // a parked follower fetch that no append woke would answer at its max wait (500 ms) first
+        assertThat(sorted.get(sorted.size() / 2)).as("median acks=all latency, ms: " + sorted).isLessThan(250);
     }
 }

@@ -62,8 +62,9 @@ public final class StreamsWordCountApp {
         // transactions open for a second: the test kills the app inside one
         p.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 1_000);
         p.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 1);
-        // a killed instance's group member is dropped after this long
-        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
+        // a killed instance's group member is dropped after this long (the brokers' smallest allowed,
+        // group.min.session.timeout.ms): an instance restarted after a kill waits this long for its rebalance
+        p.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 6_000);
         p.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1_000);
 
         KafkaStreams streams = new KafkaStreams(topology(args[3], args[4]), p);

@@ -10,7 +10,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fault-injection run ({@link ChaosRunner}) as a test: about a minute and a half of faults in the normal
+ * The fault-injection run ({@link ChaosRunner}) as a test: about a minute and a quarter of faults in the normal
  * suite; {@code -Dvarve.chaos.duration=10m} (or {@code bin/varve-chaos --duration 10m}) for a long run,
  * {@code -Dvarve.chaos.seed=N} to replay a schedule, {@code -Dvarve.chaos.faults=KILL,ISOLATE} to inject only
  * some {@link ChaosRunner.Fault}s, {@code -Dvarve.chaos.group.regex=false} to leave the group's broker-side regex
@@ -25,7 +25,7 @@ class ChaosTest {
     @Test
     @Timeout(value = 4, unit = TimeUnit.HOURS)
     void acknowledgedWritesSurviveKillsPausesAndRestarts() throws Exception {
-        long durationMs = parseDuration(System.getProperty("varve.chaos.duration", "95s"));
+        long durationMs = parseDuration(System.getProperty("varve.chaos.duration", "75s"));
         long seed = Long.getLong("varve.chaos.seed", System.nanoTime());
         System.out.printf("chaos run: duration %d s, seed %d (replay with -Dvarve.chaos.seed=%d)%n",
                 durationMs / 1000, seed, seed);
