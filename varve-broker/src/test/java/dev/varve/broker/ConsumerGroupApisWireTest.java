@@ -79,6 +79,45 @@ class ConsumerGroupApisWireTest {
                 .setTopicId(tp.topicId()).setPartitions(tp.partitions())).toList();
     }
 
+    /**
+     * A member that was sent partitions and never reports owning them holds up a revocation only for its
+     * rebalance timeout: then it is fenced and the other member gets them.
+     */
+    @Test
+    void aMemberThatNeverReportsWhatItWasSentIsFencedAfterItsRebalanceTimeout() throws Exception {
+        try (Broker broker = start()) {
+            createTopic(broker, "slow", 2);
+            try (RawKafkaClient c = new RawKafkaClient(broker.boundAddresses().get(0))) {
+                ConsumerGroupHeartbeatResponseData a = heartbeat(c, join("held", "a", List.of("slow")).setRebalanceTimeoutMs(1_500),
+                        (short) 1);
+                assertThat(owned(a).get(0).partitions()).containsExactlyInAnyOrder(0, 1);
+                ConsumerGroupHeartbeatResponseData b = heartbeat(c, join("held", "b", List.of("slow")), (short) 1);
+                assertThat(b.assignment().topicPartitions()).as("b waits for a partition a was sent").isEmpty();
+                // a's client reports nothing owned yet (it is still reconciling): nothing moves
+                ConsumerGroupHeartbeatResponseData a2 = heartbeat(c, new ConsumerGroupHeartbeatRequestData().setGroupId("held")
+                        .setMemberId("a").setMemberEpoch(a.memberEpoch()).setTopicPartitions(List.of()), (short) 1);
+                assertThat(Errors.forCode(a2.errorCode())).isEqualTo(Errors.NONE);
+                assertThat(a2.memberEpoch()).as("a stays at its epoch").isEqualTo(a.memberEpoch());
+                long deadline = System.currentTimeMillis() + 10_000;
+                ConsumerGroupHeartbeatResponseData b2;
+                do {
+                    Thread.sleep(200);
+                    b2 = heartbeat(c, new ConsumerGroupHeartbeatRequestData().setGroupId("held").setMemberId("b")
+                            .setMemberEpoch(b.memberEpoch()), (short) 1);
+                    if (b2.memberEpoch() > 0) {
+                        b = b.setMemberEpoch(b2.memberEpoch());
+                    }
+                } while ((b2.assignment() == null || b2.assignment().topicPartitions().isEmpty())
+                        && System.currentTimeMillis() < deadline);
+                assertThat(b2.assignment()).as("b gets partitions once a is fenced").isNotNull();
+                assertThat(b2.assignment().topicPartitions().get(0).partitions()).containsExactlyInAnyOrder(0, 1);
+                ConsumerGroupHeartbeatResponseData a3 = heartbeat(c, new ConsumerGroupHeartbeatRequestData().setGroupId("held")
+                        .setMemberId("a").setMemberEpoch(a.memberEpoch()), (short) 1);
+                assertThat(Errors.forCode(a3.errorCode())).as("a was fenced").isEqualTo(Errors.UNKNOWN_MEMBER_ID);
+            }
+        }
+    }
+
     @Test
     void aMemberLivesCommitsAndLeavesAtEveryVersion() throws Exception {
         try (Broker broker = start()) {
