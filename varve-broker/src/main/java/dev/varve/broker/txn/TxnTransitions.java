@@ -8,6 +8,9 @@ import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * The transitions of a transactional id's {@link TxnMetadata}, with Kafka's semantics (its
  * {@code TransactionMetadata.prepare*}): each returns the metadata to write to
@@ -26,6 +29,7 @@ import java.util.Set;
  * </ul>
  */
 public final class TxnTransitions {
+    private static final Logger LOG = LoggerFactory.getLogger(TxnTransitions.class);
     private TxnTransitions() {
     }
 
@@ -126,7 +130,14 @@ public final class TxnTransitions {
         short last = m.lastProducerEpoch();
         if (v2) {
             last = m.producerEpoch();
-            epoch = (short) (m.producerEpoch() + 1);
+            if (m.producerEpoch() == Short.MAX_VALUE && !commit) {
+                // Kafka 4.4 aborts at the last epoch without a bump (and logs it as a bug that must not happen:
+                // the epoch is exhausted before it gets there), rather than wrapping it
+                LOG.error("Aborting producer {} of {} at epoch {}: the epoch should have been exhausted before",
+                        m.producerId(), m.transactionalId(), Short.MAX_VALUE);
+            } else {
+                epoch = (short) (m.producerEpoch() + 1);
+            }
         }
         long start = noPartitionAdded ? nowMs : m.startTimestampMs();
         return to(m, next, m.producerId(), m.previousProducerId(), nextProducerId, epoch, last,
